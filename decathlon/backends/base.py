@@ -1,0 +1,59 @@
+"""The backend interface: where sandboxes come from. One interface, several implementations."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+MANAGED_LABEL = "decathlon.managed"
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    run_id: str
+    episode_id: str
+    task: str
+    source: Path  # the Toolathlon root on the host
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def all_labels(self) -> dict[str, str]:
+        return {MANAGED_LABEL: "true", "decathlon.run": self.run_id, "decathlon.episode": self.episode_id,
+                "decathlon.task": self.task, **self.labels}
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+    elapsed: float
+
+
+class Sandbox(Protocol):
+    id: str
+
+    @property
+    def source_path(self) -> str:
+        """Where the task source is, as the sandbox sees it."""
+
+    async def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 300.0) -> ExecResult:
+        """Run a command; a timeout raises InfraError("exec_timeout")."""
+
+    async def put_file(self, path: str, data: bytes) -> None:
+        """Write a file; a relative path is relative to the episode's home."""
+
+    async def get_file(self, path: str) -> bytes:
+        """Read a file; a relative path is relative to the episode's home."""
+
+    async def release(self) -> None:
+        """Stop everything the sandbox runs and delete it. Idempotent; never raises."""
+
+
+class Backend(Protocol):
+    name: str
+
+    async def acquire(self, spec: SandboxSpec) -> Sandbox:
+        """A fresh sandbox for one episode."""
+
+    async def collect(self, labels: dict[str, str]) -> int:
+        """Remove what a crashed run left behind, by label; returns how many were removed."""

@@ -1,0 +1,169 @@
+"""The local backend: `task-api` in a fresh temp directory on this host. Fast; for tests and development.
+
+It isolates files per episode, not processes: the agent's tools run as the current user.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from decathlon.backends.base import MANAGED_LABEL, ExecResult, SandboxSpec
+from decathlon.errors import InfraError
+from task_api.home import Home
+
+PREFIX = "decathlon-ep-"
+LABELS_FILE = "labels.json"
+RELEASE_GRACE = 0.5
+
+
+def base_dir() -> Path:
+    return Path(os.environ.get("DECATHLON_LOCAL_DIR") or tempfile.gettempdir())
+
+
+def _task_api_argv() -> list[str]:
+    # The task-api of this very environment, not whatever PATH finds first.
+    return [sys.executable, "-m", "task_api"]
+
+
+class LocalSandbox:
+    def __init__(self, root: Path, source: Path, direct: bool = True) -> None:
+        self.root = root
+        # Tool calls go straight to the daemon's socket unless the exec path is asked for.
+        self.direct = direct
+        self.id = root.name
+        self._source = source
+        self._released = False
+
+    @property
+    def source_path(self) -> str:
+        return str(self._source)
+
+    def _resolve(self, path: str) -> Path:
+        p = Path(path)
+        return p if p.is_absolute() else self.root / p
+
+    async def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 300.0) -> ExecResult:
+        if self._released:
+            raise InfraError("sandbox_released", f"sandbox {self.id} was already released")
+        if argv and argv[0] == "task-api":
+            argv = [*_task_api_argv(), *argv[1:]]
+        env = {**os.environ, "TASK_API_HOME": str(self.root)}
+        start = time.monotonic()
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=str(self.root), env=env, start_new_session=True,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
+        except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+            _killpg(proc.pid)
+            await proc.wait()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            raise InfraError("exec_timeout", f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}") from None
+        return ExecResult(proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                          time.monotonic() - start)
+
+    async def daemon_request(self, payload: dict, timeout: float) -> dict:
+        """The fast path: the episode daemon's socket, straight from the host (same reply as `task-api`)."""
+        sock = Home(self.root).socket
+        if not sock.exists():
+            raise InfraError("no_session", "no episode daemon is running in this sandbox (setup failed or torn down)")
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(sock)), timeout)
+            writer.write(json.dumps(payload).encode() + b"\n")
+            await writer.drain()
+            writer.write_eof()
+            raw = await asyncio.wait_for(reader.read(), timeout)
+            writer.close()
+        except asyncio.TimeoutError:
+            raise InfraError("exec_timeout", f"no answer from the episode daemon within {timeout:.0f} s") from None
+        except OSError as exc:
+            raise InfraError("daemon_died", f"the episode daemon is unreachable: {exc}") from exc
+        if not raw:
+            raise InfraError("daemon_died", "the episode daemon closed the connection without answering")
+        return json.loads(raw)
+
+    async def put_file(self, path: str, data: bytes) -> None:
+        target = self._resolve(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+    async def get_file(self, path: str) -> bytes:
+        try:
+            return self._resolve(path).read_bytes()
+        except OSError as exc:
+            raise InfraError("file_missing", f"{path} is not in sandbox {self.id}: {exc}") from exc
+
+    async def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        await asyncio.to_thread(_destroy, self.root)
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _destroy(root: Path) -> None:
+    """Stop the episode daemon (and with its process group, every MCP server), then delete the dir."""
+    pidfile = root / "run" / "daemon.pid"
+    try:
+        pid = int(pidfile.read_text())
+    except (OSError, ValueError):
+        pid = None
+    if pid is not None:
+        try:
+            os.kill(pid, signal.SIGTERM)
+            # A short grace: the episode is over and its folder is about to go.
+            deadline = time.monotonic() + RELEASE_GRACE
+            while time.monotonic() < deadline:
+                os.kill(pid, 0)
+                time.sleep(0.02)
+            _killpg(pid)
+        except ProcessLookupError:
+            pass
+        _killpg(pid)  # children that outlived their daemon
+    shutil.rmtree(root, ignore_errors=True)
+
+
+class LocalBackend:
+    name = "local"
+
+    def __init__(self, direct: bool = True) -> None:
+        self.direct = direct
+
+    async def acquire(self, spec: SandboxSpec) -> LocalSandbox:
+        base = base_dir()
+        base.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{spec.episode_id[:12]}-", dir=base))
+        (root / LABELS_FILE).write_text(json.dumps(spec.all_labels(), sort_keys=True))
+        return LocalSandbox(root, spec.source, self.direct)
+
+    async def collect(self, labels: dict[str, str]) -> int:
+        removed = 0
+        for root in sorted(base_dir().glob(PREFIX + "*")):
+            try:
+                have = json.loads((root / LABELS_FILE).read_text())
+            except (OSError, ValueError):
+                continue
+            if have.get(MANAGED_LABEL) == "true" and all(have.get(k) == v for k, v in labels.items()):
+                await asyncio.to_thread(_destroy, root)
+                removed += 1
+        return removed
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex

@@ -1,0 +1,154 @@
+"""The verifiers v1 integration: decathlon's tasks as a Taskset, with the decathlon harness as its default.
+
+One rollout: `DecathlonTask.setup` acquires a sandbox from the configured backend and runs the task's
+setup in it; `DecathlonHarness.launch` runs the chat loop (model calls through the interception,
+tool calls through the sandbox); scoring runs the task's evaluator once (reward = pass, metrics =
+its dense metrics); `DecathlonHarness.cleanup` saves artifacts and releases the sandbox.
+
+Infra errors (a decathlon `InfraError` from setup, a tool call or the evaluator) fail the rollout
+with a `decathlon.vf_episode.InfraError` (ok=False, `trace.info["infra_error"]` = kind/message/phase),
+so they are masked from training rather than scored 0.
+
+Config: load-time knobs on the taskset (`--env.taskset.source`, `--env.taskset.tasks`); per-rollout
+knobs on the task config (`--env.taskset.task.backend|launch-time|max-turns|metric-weights|out`), where
+verifiers' env servers, which rebuild tasks from `config.taskset.task` alone, also find them.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import verifiers.v1 as vf
+from pydantic import Field, field_validator
+from verifiers.v1.utils.loaders import harness_class
+
+from decathlon import errors
+from decathlon.tasks import MINI, resolve_source, select
+from decathlon.task_session import EvalResult
+from decathlon.vf_episode import DecathlonState, Episode, fail
+from decathlon.vf_harness import DecathlonHarness
+from task_api import taskdef
+
+PASS_REWARD = "passed"
+
+
+class DecathlonTaskConfig(vf.TaskConfig):
+    backend: str = "local"
+    """Where sandboxes come from (`decathlon.backends.make_backend`)."""
+    launch_time: str | None = None
+    """Pin the task's clock, "YYYY-MM-DD HH:MM:SS"; unset takes the wall clock, as Toolathlon does."""
+    max_turns: int = Field(100, ge=1)
+    """Assistant turns before the run ends as max_turns_reached."""
+    metric_weights: dict[str, float] = Field(default_factory=dict)
+    """Evaluator metrics added to the reward, each as its own weighted reward; none by default."""
+    out: Path | None = None
+    """If set, each rollout's artifacts go to <out>/<task>/<trace id>/."""
+
+    @field_validator("metric_weights")
+    @classmethod
+    def _no_clash(cls, value: dict[str, float]) -> dict[str, float]:
+        if PASS_REWARD in value:
+            raise ValueError(f"{PASS_REWARD!r} is the pass reward itself; weight it with "
+                             f"--env.taskset.task.rewards.{PASS_REWARD}.weight")
+        return value
+
+
+class DecathlonData(vf.TaskData):
+    task: str = ""
+    """The task's folder name under tasks/finalpool/."""
+    source: str = ""
+    """The Toolathlon root the task comes from, on the host."""
+
+
+class DecathlonTask(vf.Task[DecathlonData, DecathlonState, DecathlonTaskConfig]):
+    @property
+    def key(self) -> str:
+        # The default content hash covers the run-local idx; the task name is the durable identity.
+        return self.data.task
+
+    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        _require_our_harness(trace)
+        ep = Episode(self.data.task, Path(self.data.source), self.config.backend, self.config.max_turns,
+                     self.config.out)
+        trace.state.attach(ep)  # before acquiring, so the harness's cleanup can release on every path
+        try:
+            await ep.acquire(trace.id)
+            assert ep.session is not None
+            ep.setup = await ep.session.setup(self.data.task, self.config.launch_time)
+        except errors.InfraError as exc:
+            err = fail(trace, exc, "setup")
+            # The rollout ends here; release now rather than trust a later hook to run.
+            await ep.save_artifacts(trace)
+            await ep.release()
+            raise err from exc
+        trace.info["decathlon"] = {"task": self.data.task, "sandbox": ep.sandbox.id if ep.sandbox else None,
+                                   "launch_time": ep.setup.launch_time, "workspace": ep.setup.workspace}
+
+    async def _verdict(self, trace: vf.Trace) -> EvalResult:
+        ep = trace.state.episode
+        if ep is None:
+            raise fail(trace, errors.InfraError("no_session", "the rollout has no sandbox to evaluate in"), "evaluate")
+        # No status means the loop never finished: the agent stage timed out or was cut short.
+        status = ep.status or ("timeout" if trace.is_timeout else "interrupted")
+        trace.info.setdefault("decathlon", {}).update(status=status, turns=ep.turns, tool_calls=ep.tool_calls)
+        try:
+            return await ep.evaluate(status)
+        except errors.InfraError as exc:
+            raise fail(trace, exc, "evaluate") from exc
+
+    @vf.metric
+    async def evaluator(self, trace: vf.Trace) -> dict[str, float]:
+        """The evaluator's dense metrics, under their own names."""
+        return dict((await self._verdict(trace)).metrics)
+
+    @vf.reward(weight=1.0)
+    async def passed(self, trace: vf.Trace) -> float:
+        """1.0 if the task's evaluator passed the run, 0.0 if it failed it or gave no verdict."""
+        return 1.0 if (await self._verdict(trace)).passed else 0.0
+
+    @vf.reward(weight=1.0)
+    async def dense(self, trace: vf.Trace) -> dict[str, float]:
+        """The configured metric_weights: each metric a reward of its own weight (a missing one scores 0)."""
+        if not self.config.metric_weights:
+            return {}
+        metrics = (await self._verdict(trace)).metrics
+        for name, weight in sorted(self.config.metric_weights.items()):
+            trace.record_reward(name, metrics.get(name, 0.0), weight)
+        return {}  # recorded above, each with its own weight
+
+
+def _require_our_harness(trace: vf.Trace) -> None:
+    """Tool calls only reach the sandbox through DecathlonHarness; another harness would run blind and
+    never release the sandbox, so refuse before acquiring one."""
+    config = trace.agent.config.harness if trace.agent is not None else None
+    if config is None:
+        return  # the taskset's default harness: ours
+    try:
+        ours = issubclass(harness_class(config.id), DecathlonHarness)
+    except (ImportError, TypeError, ValueError, AttributeError):
+        ours = False
+    if not ours:
+        raise vf.TaskError(f"decathlon tasks need the decathlon harness, not {config.id!r}: "
+                           "drop --env.agent.harness.id or name this taskset's id")
+
+
+class DecathlonTasksetConfig(vf.TasksetConfig):
+    source: Path = MINI
+    """A Toolathlon root (holding configs/ and tasks/); default: the bundled mini pack."""
+    tasks: list[str] = Field(default_factory=list)
+    """Only these tasks (names as in tasks/finalpool/); empty: every task of the source."""
+    task: DecathlonTaskConfig = DecathlonTaskConfig()
+
+
+class DecathlonTaskset(vf.Taskset[DecathlonTask, DecathlonTasksetConfig]):
+    def load(self) -> Iterator[DecathlonTask]:
+        source = resolve_source(str(self.config.source))
+        for name in select(source, self.config.tasks, not self.config.tasks):
+            task = taskdef.load_task(source, name)
+            data = DecathlonData(id=name, name=name, task=name, source=str(source),
+                                 description=(task.config.get("meta") or {}).get("description"),
+                                 prompt=task.read_doc("task.md"))
+            yield DecathlonTask(data, self.config.task)
+
+
+__all__ = ["DecathlonTaskset", "DecathlonHarness"]

@@ -1,0 +1,62 @@
+"""The task catalogue: a source is a Toolathlon root (ours under fixtures/, or a user's checkout)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from decathlon.errors import InfraError
+from task_api import taskdef
+from task_api.errors import InfraError as SandboxInfraError
+
+REPO = Path(__file__).resolve().parents[1]
+MINI = REPO / "fixtures" / "toolathlon-mini"
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    id: str
+    servers: list[str]
+    local_tools: list[str]
+    has_preprocess: bool
+    has_groundtruth: bool
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "servers": self.servers, "local_tools": self.local_tools,
+                "has_preprocess": self.has_preprocess, "has_groundtruth": self.has_groundtruth}
+
+
+def resolve_source(raw: str | None) -> Path:
+    value = raw or os.environ.get("TOOLATHLON_ROOT")
+    if not value:
+        raise InfraError("bad_source", "no task source: pass --source DIR (a Toolathlon root such as "
+                         "fixtures/toolathlon-mini) or set TOOLATHLON_ROOT")
+    path = Path(value).expanduser().absolute()
+    if not (path / "tasks" / taskdef.SPLIT).is_dir():
+        raise InfraError("bad_source", f"{path} is not a Toolathlon root: it has no tasks/{taskdef.SPLIT}/ "
+                         "(give the folder that holds configs/ and tasks/)")
+    return path
+
+
+def catalogue(source: Path) -> list[TaskInfo]:
+    out = []
+    try:
+        for name in taskdef.list_tasks(source):
+            t = taskdef.load_task(source, name)
+            out.append(TaskInfo(name, t.servers, t.local_tools, t.has_preprocess, t.groundtruth is not None))
+    except SandboxInfraError as exc:
+        raise InfraError(exc.kind, exc.message) from exc
+    return out
+
+
+def select(source: Path, wanted: list[str], all_tasks: bool) -> list[str]:
+    known = [t.id for t in catalogue(source)]
+    if all_tasks:
+        return known
+    chosen = []
+    for raw in wanted:
+        name = taskdef.normalise_id(raw)
+        if name not in known:
+            raise InfraError("unknown_task", taskdef.unknown_task_message(raw, known))
+        chosen.append(name)
+    return chosen

@@ -1,0 +1,151 @@
+"""One verifiers rollout's hold on a decathlon sandbox: acquire, evaluate once, save artifacts, release.
+
+The Task (setup, scoring) and the Harness (chat loop, cleanup) are different objects that verifiers
+calls at different times; what they share for one rollout lives here, on the rollout's `trace.state`
+(kept out of traces.jsonl, and per rollout even when several rollouts run the same task).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import verifiers.v1 as vf
+from pydantic import PrivateAttr
+
+from decathlon import errors
+from decathlon.backends import make_backend
+from decathlon.backends.base import Sandbox, SandboxSpec
+from decathlon.episode import ACQUIRE_TIMEOUT, ARTIFACTS, RELEASE_TIMEOUT
+from decathlon.task_session import EvalResult, SetupResult, TaskSession
+
+# Every sandbox of this process carries one run label, so `decathlon gc --run` can collect what a
+# crash leaves behind; vf-eval exports its run id as VF_RUN_ID before the first rollout.
+_PROCESS_RUN = uuid.uuid4().hex[:12]
+
+
+class InfraError(vf.RolloutError):
+    """A decathlon infra error crossing into verifiers: the rollout fails (ok=False) instead of scoring 0.
+
+    Its type name puts `InfraError` on `trace.errors` and `infra_error` in `trace.stop_condition`.
+    """
+
+    def __init__(self, kind: str, message: str, phase: str | None = None) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.phase = phase
+        self.detail = message
+
+    @classmethod
+    def wrap(cls, exc: errors.InfraError, phase: str) -> InfraError:
+        return cls(exc.kind, exc.message, exc.phase or phase)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "message": self.detail, "phase": self.phase}
+
+
+def fail(trace: vf.Trace, exc: errors.InfraError, phase: str) -> InfraError:
+    """The verifiers error to raise for `exc`, with the kind also kept machine-readable on trace.info."""
+    err = InfraError.wrap(exc, phase)
+    trace.info["infra_error"] = err.to_json()
+    return err
+
+
+@dataclass
+class Episode:
+    task: str
+    source: Path
+    backend: str
+    max_turns: int
+    out: Path | None = None
+    sandbox: Sandbox | None = None
+    session: TaskSession | None = None
+    setup: SetupResult | None = None
+    messages: list[dict] = field(default_factory=list)  # the whole conversation, as the evaluator sees it
+    status: str | None = None  # Toolathlon's run status, set by the harness when its loop ends
+    turns: int = 0
+    tool_calls: int = 0
+    evaluation: asyncio.Future[EvalResult] | None = None
+    released: bool = False
+    saved: bool = False
+
+    async def acquire(self, episode_id: str) -> None:
+        """Acquire the sandbox; shielded, so a cancellation cannot lose a sandbox being created."""
+        run_id = os.environ.get("VF_RUN_ID") or _PROCESS_RUN
+        spec = SandboxSpec(run_id, episode_id, self.task, self.source, {"decathlon.harness": "verifiers"})
+        pending = asyncio.ensure_future(asyncio.wait_for(make_backend(self.backend).acquire(spec), ACQUIRE_TIMEOUT))
+        try:
+            self.sandbox = await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            pending.add_done_callback(_release_orphan)
+            raise
+        except asyncio.TimeoutError:
+            raise errors.InfraError("acquire_timeout", f"no sandbox within {ACQUIRE_TIMEOUT:.0f} s", "acquire") from None
+        self.session = TaskSession(self.sandbox)
+
+    def evaluate(self, status: str) -> asyncio.Future[EvalResult]:
+        """The evaluator's verdict, computed once however many scoring hooks ask for it."""
+        if self.evaluation is None:
+            if self.session is None:
+                raise errors.InfraError("no_session", "nothing to evaluate: the sandbox was never set up", "evaluate")
+            self.evaluation = asyncio.ensure_future(self.session.evaluate(self.messages, status))
+        return self.evaluation
+
+    async def save_artifacts(self, trace: vf.Trace) -> None:
+        """Copy the episode's files to <out>/<task>/<trace id>/ while the sandbox still exists."""
+        if self.out is None or self.saved:
+            return
+        self.saved = True
+        folder = self.out / self.task / trace.id
+        folder.mkdir(parents=True, exist_ok=True)
+        if self.sandbox is not None and not self.released:
+            for name in ARTIFACTS:
+                try:
+                    (folder / name).write_bytes(await self.sandbox.get_file(name))
+                except errors.InfraError:
+                    continue  # not every episode gets far enough to write every file
+        (folder / "messages.json").write_text(json.dumps(self.messages, ensure_ascii=False, indent=2), encoding="utf-8")
+        verdict = self.evaluation.result() if self.evaluation and self.evaluation.done() \
+            and not self.evaluation.cancelled() and self.evaluation.exception() is None else None
+        result = {"task": self.task, "trace_id": trace.id, "status": self.status, "turns": self.turns,
+                  "tool_calls": self.tool_calls, "pass": verdict.passed if verdict else None,
+                  "metrics": verdict.metrics if verdict else {}, "reward": trace.reward,
+                  "rewards": {k: (r.score if r else None) for k, r in trace.rewards.items()},
+                  "infra_error": trace.info.get("infra_error"),
+                  "errors": [e.message for e in trace.errors]}
+        (folder / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+
+    async def release(self) -> None:
+        """Release the sandbox; idempotent, bounded, and never raises (the rollout's outcome stands)."""
+        if self.released or self.sandbox is None:
+            self.released = True
+            return
+        self.released = True
+        if self.evaluation is not None and not self.evaluation.done():
+            self.evaluation.cancel()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.sandbox.release()), RELEASE_TIMEOUT)
+        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - `decathlon gc` collects by label
+            pass
+
+
+def _release_orphan(fut: asyncio.Future) -> None:
+    if fut.cancelled() or fut.exception() is not None:
+        return
+    asyncio.ensure_future(fut.result().release())
+
+
+class DecathlonState(vf.State):
+    """trace.state of a decathlon rollout; the episode is a private attribute, so it is never serialised."""
+
+    _episode: Episode | None = PrivateAttr(default=None)
+
+    @property
+    def episode(self) -> Episode | None:
+        return self._episode
+
+    def attach(self, episode: Episode) -> None:
+        self._episode = episode

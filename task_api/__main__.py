@@ -1,0 +1,3 @@
+from task_api.cli import main
+
+main()

@@ -1,0 +1,64 @@
+"""The `task-api` command: one JSON object out per call; exit 0 when the verb did its job.
+
+execute, status and teardown are on every tool call's path, so this module imports only what
+they need; setup and evaluate import their heavier modules when called.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from task_api.errors import InfraError, emit, fail
+from task_api.home import Home
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="task-api", description="The sandbox side of decathlon: one episode's verbs.")
+    p.add_argument("--home", help="episode state folder (default: $TASK_API_HOME or ~/.task-api)")
+    sub = p.add_subparsers(dest="verb", required=True)
+    s = sub.add_parser("setup", help="prepare the workspace, run preprocess, start the MCP servers")
+    s.add_argument("task")
+    s.add_argument("--source", help="Toolathlon root (default: $TOOLATHLON_ROOT)")
+    s.add_argument("--launch-time", help='pin the clock: "YYYY-MM-DD HH:MM:SS" (default: now)')
+    s.add_argument("--mode", choices=["live"], default="live")
+    e = sub.add_parser("execute", help="call one tool")
+    e.add_argument("tool")
+    e.add_argument("args_json", nargs="?", default="{}")
+    v = sub.add_parser("evaluate", help="write traj_log.json and run the task's evaluator")
+    v.add_argument("--messages", required=True, help="JSON file with the conversation")
+    v.add_argument("--status", default="success", help="the agent run's status (Toolathlon's gate)")
+    sub.add_parser("teardown", help="stop the daemon and its servers")
+    sub.add_parser("status", help="what is set up here")
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    ns = _parser().parse_args(argv)
+    home = Home.from_env(ns.home)
+    try:
+        if ns.verb == "execute":
+            from task_api.client import request
+            reply = request(home.socket, {"op": "execute", "tool": ns.tool, "args": ns.args_json})
+            if "error" in reply:
+                raise InfraError(reply["error"]["kind"], reply["error"]["message"])
+            emit(reply)
+        elif ns.verb == "setup":
+            from task_api.setup import setup
+            emit(setup(home, ns.task, ns.source, ns.launch_time, ns.mode))
+        elif ns.verb == "evaluate":
+            from task_api.evaluate import evaluate
+            emit(evaluate(home, ns.messages, ns.status))
+        elif ns.verb == "teardown":
+            from task_api.lifecycle import teardown
+            emit(teardown(home))
+        else:
+            from task_api.lifecycle import status
+            emit(status(home))
+    except InfraError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        fail(InfraError("interrupted", "interrupted"), 130)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

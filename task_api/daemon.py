@@ -1,0 +1,146 @@
+"""The per-episode daemon: holds every MCP session and answers the light client over a Unix socket.
+
+Started (detached) by `task-api setup`; stopped by `task-api teardown`, SIGTERM, or its lifetime cap.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from task_api.errors import InfraError
+from task_api.home import Home
+from task_api.local_tools import tools_for
+from task_api.local_tools.base import Context
+from task_api.mcp_pool import HeldServer, start_all, stop_all
+from task_api.servers_config import ServerSpec
+from task_api.tool_calls import Executor, elapsed_ms
+
+MAX_LIFETIME = float(os.environ.get("DECATHLON_DAEMON_MAX_SECONDS", str(6 * 3600)))
+MAX_REQUEST = 64 << 20
+
+
+def _write_atomic(path: Path, obj: dict) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+async def _read_all(reader: asyncio.StreamReader) -> bytes:
+    chunks, size = [], 0
+    while chunk := await reader.read(1 << 16):
+        size += len(chunk)
+        if size > MAX_REQUEST:
+            raise InfraError("bad_request", f"request larger than {MAX_REQUEST} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class Daemon:
+    def __init__(self, home: Home, spec: dict) -> None:
+        self.home = home
+        self.spec = spec
+        self.servers: dict[str, HeldServer] = {}
+        self.executor: Executor | None = None
+        self.done = asyncio.Event()
+
+    def tool_schemas(self) -> list[dict]:
+        schemas = []
+        for name in self.spec["server_order"]:
+            for t in self.servers[name].tools:
+                schemas.append({"type": "function", "function": {
+                    "name": f"{name}-{t.name}", "description": t.description or "",
+                    "parameters": t.input_schema or {"type": "object", "properties": {}}}})
+        assert self.executor is not None
+        schemas += [tool.schema() for tool in self.executor.local.values()]
+        return schemas
+
+    async def start(self) -> dict:
+        specs = [ServerSpec.from_json(s) for s in self.spec["servers"]]
+        self.servers = await start_all(specs, self.home.server_logs)
+        local, unknown = tools_for(self.spec["local_tools"])
+        self.executor = Executor(self.servers, local, Context(Path(self.spec["workspace"])))
+        return {"ok": True, "tools": self.tool_schemas(), "unknown_local_tools": unknown,
+                "servers": {n: {"tools": len(h.tools), "startup_ms": round(h.startup_ms, 1)}
+                            for n, h in sorted(self.servers.items())}}
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            raw = await _read_all(reader)
+            try:
+                req = json.loads(raw)
+                reply = await self.dispatch(req)
+            except InfraError as exc:
+                reply = exc.to_json()
+            except (ValueError, KeyError, TypeError) as exc:
+                reply = {"error": {"kind": "bad_request", "message": f"malformed request to the daemon: {exc!r}"}}
+            writer.write(json.dumps(reply, ensure_ascii=False).encode())
+            await writer.drain()
+        finally:
+            writer.close()
+
+    async def dispatch(self, req: dict) -> dict:
+        op = req["op"]
+        assert self.executor is not None
+        if op == "execute":
+            start = time.monotonic()
+            out = await self.executor.run(str(req["tool"]), req.get("args"))
+            reply = {"content": out.content, "is_error": out.is_error, "elapsed_ms": elapsed_ms(start)}
+            if out.context:
+                reply["context"] = out.context
+            return reply
+        if op == "status":
+            return {"alive": True, "pid": os.getpid(), "tool_calls": self.executor.seq,
+                    "servers": {n: {"running": h.session is not None} for n, h in sorted(self.servers.items())}}
+        if op == "shutdown":
+            self.done.set()
+            return {"stopped": True}
+        raise InfraError("bad_request", f"unknown daemon operation {op!r}")
+
+    async def serve(self) -> None:
+        sock = self.home.socket
+        try:
+            ready = await self.start()
+        except InfraError as exc:
+            _write_atomic(self.home.ready, {"ok": False, **exc.to_json()})
+            return
+        except Exception as exc:  # an unforeseen failure still reaches setup, named
+            _write_atomic(self.home.ready, {"ok": False, "error": {"kind": "daemon_crash", "message": repr(exc)}})
+            raise
+        if sock.exists():
+            sock.unlink()
+        server = await asyncio.start_unix_server(self.handle, path=str(sock))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.done.set)
+        _write_atomic(self.home.ready, ready)
+        try:
+            await asyncio.wait_for(self.done.wait(), MAX_LIFETIME)
+        except asyncio.TimeoutError:
+            print(f"daemon: lifetime cap of {MAX_LIFETIME:.0f} s reached; stopping", file=sys.stderr)
+        finally:
+            server.close()
+            sock.unlink(missing_ok=True)
+            await stop_all(self.servers)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="task-api-daemon")
+    parser.add_argument("--home", required=True)
+    ns = parser.parse_args(argv)
+    home = Home(Path(ns.home))
+    spec = json.loads(home.daemon_spec.read_text(encoding="utf-8"))
+    home.pidfile.write_text(str(os.getpid()))
+    try:
+        asyncio.run(Daemon(home, spec).serve())
+    finally:
+        home.pidfile.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()

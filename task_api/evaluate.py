@@ -1,0 +1,91 @@
+"""`task-api evaluate`: run the task's own evaluator exactly by Toolathlon's contract.
+
+Exit 0 is a pass and 1 a fail (an evaluator may fail by raising, as five of Toolathlon's do). Any
+other exit, death by a signal, a timeout, a missing evaluator, or an evaluator that could not even
+be imported is an infra error: never a pass, never a silent fail.
+
+Dense metrics: if the evaluator's last non-empty output line is `DECATHLON_METRICS {json object}`,
+its numeric values become metrics.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from task_api.errors import InfraError, tail
+from task_api.home import Home
+from task_api.subproc import run_module
+from task_api.taskdef import load_task
+from task_api.trajlog import build
+
+EVAL_TIMEOUT = float(os.environ.get("DECATHLON_EVAL_TIMEOUT", "600"))
+STATUSES = ("success", "max_turns_reached", "failed", "timeout", "interrupted")
+METRICS_PREFIX = "DECATHLON_METRICS "
+# An evaluator that dies of these never judged the run: its own code or environment is broken.
+_BROKEN = re.compile(r"^(ModuleNotFoundError|ImportError|SyntaxError|IndentationError|TabError): ", re.M)
+
+
+def parse_metrics(output: str) -> dict[str, float]:
+    lines = [line for line in output.splitlines() if line.strip()]
+    if not lines or not lines[-1].startswith(METRICS_PREFIX):
+        return {}
+    try:
+        raw = json.loads(lines[-1][len(METRICS_PREFIX):])
+    except json.JSONDecodeError as exc:
+        raise InfraError("bad_metrics", f"the evaluator's DECATHLON_METRICS line is not JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise InfraError("bad_metrics", "DECATHLON_METRICS must be a JSON object of numbers")
+    return {str(k): float(v) for k, v in sorted(raw.items()) if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def load_messages(path: Path) -> list[dict]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InfraError("bad_messages", f"cannot read the messages file {path}: {exc}") from exc
+    messages = raw.get("messages") if isinstance(raw, dict) else raw
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise InfraError("bad_messages", f"{path} must hold a JSON list of chat messages (or {{\"messages\": [...]}})")
+    return messages
+
+
+def evaluate(home: Home, messages_file: str, status: str) -> dict:
+    try:
+        session = json.loads(home.session.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InfraError("no_session", "nothing to evaluate: call `task-api setup` first") from exc
+    if status not in STATUSES:
+        raise InfraError("bad_request", f"unknown status {status!r}; one of {', '.join(STATUSES)}")
+    messages = load_messages(Path(messages_file))
+    home.traj_log.write_text(json.dumps(build(session, messages, status), ensure_ascii=False, indent=2),
+                             encoding="utf-8")
+    result: dict = {"pass": None, "metrics": {}, "exit_code": None, "output_tail": "", "elapsed_ms": 0.0,
+                    "status": status}
+    if status == "success":
+        result.update(_run_evaluator(home, session))
+    home.eval_res.write_text(json.dumps({"pass": result["pass"], "metrics": result["metrics"],
+                                         "details" if result["pass"] else "failure": result["output_tail"]},
+                                        ensure_ascii=False, indent=2), encoding="utf-8")
+    return result
+
+
+def _run_evaluator(home: Home, session: dict) -> dict:
+    task = load_task(Path(session["source"]), session["task"])
+    if not task.evaluator.is_file():
+        raise InfraError("evaluator_missing", f"task {task.name} has no evaluation/main.py ({task.evaluator})")
+    gt = str(task.groundtruth) if task.groundtruth else "None"
+    run = run_module(task.module("evaluation"), ["--res_log_file", str(home.traj_log), "--agent_workspace",
+                                                 session["workspace"], "--groundtruth_workspace", gt,
+                                                 "--launch_time", session["launch_time"]],
+                     cwd=task.source, timeout=EVAL_TIMEOUT)
+    home.eval_output.write_text(run.output, encoding="utf-8")
+    if run.exit_code is None:
+        raise InfraError("evaluator_timeout", f"the evaluator of {task.name} ran over {EVAL_TIMEOUT:.0f} s; "
+                         f"output tail: {tail(run.output)}")
+    if run.exit_code not in (0, 1) or (run.exit_code == 1 and _BROKEN.search(run.output)):
+        raise InfraError("evaluator_crash", f"the evaluator of {task.name} crashed (exit {run.exit_code}); "
+                         f"output tail: {tail(run.output)}")
+    return {"pass": run.exit_code == 0, "metrics": parse_metrics(run.output), "exit_code": run.exit_code,
+            "output_tail": tail(run.output), "elapsed_ms": round(run.elapsed * 1000, 1)}

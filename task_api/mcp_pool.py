@@ -1,0 +1,116 @@
+"""The task's MCP servers, each started once and its session held for the whole episode."""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from task_api.errors import InfraError, tail
+from task_api.servers_config import ServerSpec
+
+START_TIMEOUT = float(os.environ.get("DECATHLON_SERVER_START_TIMEOUT", "60"))
+STOP_TIMEOUT = 10.0
+
+
+@dataclass
+class HeldServer:
+    spec: ServerSpec
+    errlog: Path
+    session: ClientSession | None = None
+    tools: list[Any] = field(default_factory=list)
+    startup_ms: float = 0.0
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task | None = None
+
+    def stderr_tail(self) -> str:
+        try:
+            return tail(self.errlog.read_text(encoding="utf-8", errors="replace").strip(), 1500)
+        except OSError:
+            return ""
+
+    async def _hold(self, ready: asyncio.Future) -> None:
+        params = StdioServerParameters(command=self.spec.command, args=self.spec.args, env=self.spec.env or None,
+                                       cwd=self.spec.cwd)
+        try:
+            with open(self.errlog, "w", encoding="utf-8") as err:
+                async with stdio_client(params, errlog=err) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        tools, cursor = [], None
+                        while True:
+                            page = await session.list_tools(params=_page(cursor))
+                            tools.extend(page.tools)
+                            cursor = page.next_cursor
+                            if not cursor:
+                                break
+                        self.session, self.tools = session, tools
+                        ready.set_result(None)
+                        await self._stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - reported through the future, re-raised if cancelled
+            if not ready.done():
+                ready.set_exception(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self.session = None
+
+    async def start(self, timeout: float = START_TIMEOUT) -> None:
+        began = time.monotonic()
+        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._hold(ready), name=f"mcp-{self.spec.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except asyncio.TimeoutError:
+            await self.stop()
+            raise InfraError("server_start", f"MCP server {self.spec.name!r} did not start within {timeout:.0f} s; "
+                             f"stderr tail: {self.stderr_tail() or '(empty)'}") from None
+        except Exception as exc:
+            await self.stop()
+            raise InfraError("server_start", f"MCP server {self.spec.name!r} failed to start "
+                             f"({self.spec.command}): {_describe(exc)}; stderr tail: "
+                             f"{self.stderr_tail() or '(empty)'}") from None
+        self.startup_ms = (time.monotonic() - began) * 1000
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None and not self._task.done():
+            try:
+                await asyncio.wait_for(self._task, STOP_TIMEOUT)
+            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+                self._task.cancel()
+
+
+def _page(cursor: str | None):
+    if cursor is None:
+        return None
+    from mcp.types import PaginatedRequestParams
+    return PaginatedRequestParams(cursor=cursor)
+
+
+def _describe(exc: BaseException) -> str:
+    """Unwrap anyio's exception groups down to the first real cause."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+async def start_all(specs: list[ServerSpec], logs: Path) -> dict[str, HeldServer]:
+    logs.mkdir(parents=True, exist_ok=True)
+    held = {s.name: HeldServer(s, logs / f"{s.name}.stderr") for s in specs}
+    results = await asyncio.gather(*(h.start() for h in held.values()), return_exceptions=True)
+    failures = [r for r in results if isinstance(r, BaseException)]
+    if failures:
+        await stop_all(held)
+        first = failures[0]
+        raise first if isinstance(first, InfraError) else InfraError("server_start", _describe(first))
+    return held
+
+
+async def stop_all(held: dict[str, HeldServer]) -> None:
+    await asyncio.gather(*(h.stop() for h in held.values()), return_exceptions=True)

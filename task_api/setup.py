@@ -1,0 +1,134 @@
+"""`task-api setup`: Toolathlon's order — workspace, preprocess, per-server folders, servers, prompts."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from task_api import launch_time as lt
+from task_api.errors import InfraError, tail
+from task_api.home import Home
+from task_api.mcp_pool import START_TIMEOUT
+from task_api.prompts import fill_system_prompt
+from task_api.servers_config import Templates, load_raw_configs, resolve_servers
+from task_api.subproc import run_module
+from task_api.taskdef import TaskDef, load_task
+
+PREPROCESS_TIMEOUT = float(os.environ.get("DECATHLON_PREPROCESS_TIMEOUT", "600"))
+# Folders Toolathlon prepares in the workspace for servers that keep state there.
+SERVER_FOLDERS = {"arxiv_local": "arxiv_local_storage", "memory": "memory"}
+
+
+def resolve_source(raw: str | None) -> Path:
+    value = raw or os.environ.get("TOOLATHLON_ROOT")
+    if not value:
+        raise InfraError("bad_source", "no task source: pass --source DIR or set TOOLATHLON_ROOT "
+                         "(a Toolathlon root, holding configs/ and tasks/)")
+    path = Path(value).absolute()
+    if not path.is_dir():
+        raise InfraError("bad_source", f"task source {path} does not exist")
+    return path
+
+
+def _fresh_workspace(home: Home, task: TaskDef) -> None:
+    if home.workspace.exists():
+        shutil.rmtree(home.workspace)
+    if task.initial_workspace is not None:
+        shutil.copytree(task.initial_workspace, home.workspace, symlinks=True)
+    else:
+        home.workspace.mkdir(parents=True)
+
+
+def _preprocess(home: Home, task: TaskDef, launch: str) -> None:
+    if not task.has_preprocess:
+        return
+    run = run_module(task.module("preprocess"), ["--agent_workspace", str(home.workspace), "--launch_time", launch],
+                     cwd=task.source, timeout=PREPROCESS_TIMEOUT)
+    if run.exit_code is None:
+        raise InfraError("preprocess_timeout", f"preprocess of {task.name} ran over {PREPROCESS_TIMEOUT:.0f} s; "
+                         f"output tail: {tail(run.output)}")
+    if run.exit_code != 0:
+        raise InfraError("preprocess_failed", f"preprocess of {task.name} exited {run.exit_code}; "
+                         f"output tail: {tail(run.output)}")
+
+
+def _daemon_alive(home: Home) -> bool:
+    try:
+        pid = int(home.pidfile.read_text())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _start_daemon(home: Home, spec: dict) -> dict:
+    home.daemon_spec.write_text(json.dumps(spec), encoding="utf-8")
+    home.ready.unlink(missing_ok=True)
+    with open(home.daemon_log, "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "task_api.daemon", "--home", str(home.root)],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                cwd=str(home.root))
+    deadline = time.monotonic() + START_TIMEOUT + 30
+    while time.monotonic() < deadline:
+        if home.ready.exists():
+            ready = json.loads(home.ready.read_text(encoding="utf-8"))
+            if not ready.get("ok"):
+                proc.wait(timeout=30)
+                err = ready.get("error", {})
+                raise InfraError(err.get("kind", "server_start"), err.get("message", "the daemon failed"))
+            return ready
+        if proc.poll() is not None:
+            raise InfraError("daemon_crash", f"the episode daemon exited ({proc.returncode}) before it was ready; "
+                             f"log tail: {tail(home.daemon_log.read_text(errors='replace'))}")
+        time.sleep(0.01)
+    proc.kill()
+    raise InfraError("daemon_timeout", "the episode daemon was not ready in time; see run/daemon.log")
+
+
+def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str) -> dict:
+    began = time.monotonic()
+    timings: dict[str, float] = {}
+    src = resolve_source(source)
+    task = load_task(src, task_id)
+    launch = lt.resolve(launch_time)
+    if _daemon_alive(home):
+        raise InfraError("already_set_up", f"an episode is already set up in {home.root}; run `task-api teardown` first")
+    home.run.mkdir(parents=True, exist_ok=True)
+
+    t = time.monotonic()
+    _fresh_workspace(home, task)
+    timings["workspace"] = time.monotonic() - t
+
+    t = time.monotonic()
+    _preprocess(home, task, launch)
+    timings["preprocess"] = time.monotonic() - t
+
+    for server, folder in SERVER_FOLDERS.items():
+        if server in task.servers:
+            (home.workspace / folder).mkdir(exist_ok=True)
+
+    t = time.monotonic()
+    specs = resolve_servers(load_raw_configs(src), task.servers, Templates(src, home.workspace, task.dir),
+                            default_cwd=home.workspace)
+    ready = _start_daemon(home, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
+                                 "server_order": task.servers, "local_tools": task.local_tools})
+    timings["servers"] = time.monotonic() - t
+
+    system_prompt = fill_system_prompt(task.read_doc("agent_system_prompt.md"), home.workspace, launch)
+    prompt = task.read_doc("task.md")
+    timings["total"] = time.monotonic() - began
+    result = {
+        "task": task.name, "mode": mode, "tools": ready["tools"], "system_prompt": system_prompt, "prompt": prompt,
+        "launch_time": launch, "workspace": str(home.workspace), "servers": ready["servers"],
+        "unknown_local_tools": ready["unknown_local_tools"],
+        "timings": {k: round(v, 4) for k, v in timings.items()},
+    }
+    session = {**result, "source": str(src), "config": task.config,
+               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    home.session.write_text(json.dumps(session, ensure_ascii=False), encoding="utf-8")
+    return result

@@ -1,0 +1,100 @@
+"""One tool call: route it, run it, and shape the answer the model sees (Toolathlon's wording)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from task_api.local_tools.base import ArgError, Context, LocalTool, ToolLogEntry, check_args
+from task_api.mcp_pool import HeldServer, _describe
+from task_api.routing import LOCAL, route
+from task_api.toolfmt import cut_overlong, render
+
+
+@dataclass
+class Outcome:
+    content: str
+    is_error: bool
+    context: dict | None = None
+
+
+def parse_args(full_name: str, tool: str, raw: str) -> dict[str, Any] | Outcome:
+    if raw is None or raw.strip() == "":
+        return {}
+    try:
+        args = json.loads(raw)
+    except (json.JSONDecodeError, TypeError):
+        return Outcome(f"Error running tool {full_name}: Invalid JSON input for tool {tool}: {raw}", True)
+    if not isinstance(args, dict):
+        return Outcome(f"Error running tool {full_name}: Invalid JSON input for tool {tool}: expected a JSON "
+                       f"object of arguments, got {type(args).__name__}: {raw}", True)
+    return args
+
+
+class Executor:
+    def __init__(self, servers: dict[str, HeldServer], local: dict[str, LocalTool], ctx: Context) -> None:
+        self.servers = servers
+        self.local = local
+        self.ctx = ctx
+        self.seq = 0
+        self.known = {f"{name}-{t.name}" for name, h in servers.items() for t in h.tools}
+        self.known |= {f"{LOCAL}-{name}" for name in local}
+
+    def not_found(self, full_name: str) -> Outcome:
+        return Outcome(f"Tool {full_name} not found in agent Assistant. Available tools: "
+                       f"{', '.join(sorted(self.known))}", True)
+
+    async def run(self, full_name: str, raw_args: str) -> Outcome:
+        self.seq += 1
+        seq = self.seq
+        r = route(full_name, sorted(self.servers))
+        if r is None or full_name not in self.known:
+            out = self.not_found(full_name)
+        else:
+            args = parse_args(full_name, r.tool, raw_args)
+            if isinstance(args, Outcome):
+                out = args
+            elif r.server == LOCAL:
+                out = await self._local(full_name, self.local[r.tool], args)
+            else:
+                out = await self._mcp(full_name, self.servers[r.server], r.tool, args)
+        out.content = cut_overlong(out.content, full_name, self.ctx.workspace, seq)
+        self.ctx.log.append(ToolLogEntry(seq, full_name, raw_args or "", out.content, out.is_error))
+        return out
+
+    async def _local(self, full_name: str, tool: LocalTool, args: dict) -> Outcome:
+        try:
+            check_args(tool.parameters, args)
+            res = await tool.run(args, self.ctx)
+        except ArgError as exc:
+            return Outcome(f"Error running tool {full_name}: invalid arguments: {exc}", True)
+        except Exception as exc:  # a bug in a local tool is the tool's error, shown as Toolathlon would
+            return Outcome(f"Error running tool {full_name}: {_describe(exc)}", True)
+        return Outcome(res.text, res.is_error, res.context)
+
+    async def _mcp(self, full_name: str, held: HeldServer, tool: str, args: dict) -> Outcome:
+        if held.session is None:
+            return Outcome(f"Error running tool {full_name}: Error invoking MCP tool {tool}: the server "
+                           f"{held.spec.name} is not running; stderr tail: {held.stderr_tail()}", True)
+        timeout = held.spec.timeout
+        try:
+            result = await asyncio.wait_for(held.session.call_tool(tool, args, read_timeout_seconds=timeout),
+                                            timeout + 5)
+        except asyncio.TimeoutError:
+            msg = f"Timed out while waiting for response to ClientRequest. Waited {timeout} seconds."
+            return Outcome(f"Error running tool {full_name}: Error invoking MCP tool {tool}: {msg}", True)
+        except Exception as exc:
+            detail = _describe(exc)
+            if "timed out" in detail.lower() or "timeout" in detail.lower():
+                detail = f"Timed out while waiting for response to ClientRequest. Waited {timeout} seconds."
+            else:
+                detail = str(exc) or detail
+            return Outcome(f"Error running tool {full_name}: Error invoking MCP tool {tool}: {detail}", True)
+        items = [c.model_dump(mode="json", by_alias=True) for c in result.content]
+        return Outcome(render(items), bool(result.is_error))
+
+
+def elapsed_ms(start: float) -> float:
+    return round((time.monotonic() - start) * 1000, 3)

@@ -1,0 +1,99 @@
+"""Shared fixtures: the task-api command, and throwaway Toolathlon-layout sources for bad-input cases."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+MINI = REPO / "fixtures" / "toolathlon-mini"
+LAUNCH = "2026-03-02 09:00:00"
+TEST_SERVERS = Path(__file__).resolve().parent / "servers"
+
+
+@dataclass
+class TaskApi:
+    home: Path
+
+    def run(self, *args: str, timeout: float = 120) -> tuple[int, dict]:
+        env = {**os.environ, "TASK_API_HOME": str(self.home)}
+        proc = subprocess.run([sys.executable, "-m", "task_api", *args], env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        lines = [line for line in proc.stdout.splitlines() if line.strip()]
+        assert len(lines) == 1, f"task-api must print exactly one JSON object, got: {proc.stdout!r} {proc.stderr!r}"
+        return proc.returncode, json.loads(lines[0])
+
+    def ok(self, *args: str, timeout: float = 120) -> dict:
+        code, out = self.run(*args, timeout=timeout)
+        assert code == 0, out
+        return out
+
+    def error(self, *args: str, timeout: float = 120) -> dict:
+        code, out = self.run(*args, timeout=timeout)
+        assert code != 0, out
+        assert set(out) == {"error"} and set(out["error"]) == {"kind", "message"}, out
+        return out["error"]
+
+
+@pytest.fixture
+def task_api(tmp_path: Path):
+    api = TaskApi(tmp_path / "home")
+    yield api
+    api.run("teardown")
+
+
+def write_task(source: Path, name: str, *, servers: list[str] | None = None, local_tools: list[str] | None = None,
+               preprocess: str | None = None, evaluator: str | None = None, prompt: str = "Do the thing.",
+               system: str = "Work in !!<<<<||||workspace_dir||||>>>>!!.", files: dict[str, str] | None = None) -> Path:
+    task = source / "tasks" / "finalpool" / name
+    (task / "docs").mkdir(parents=True)
+    (task / "task_config.json").write_text(json.dumps({"needed_mcp_servers": servers or [],
+                                                      "needed_local_tools": local_tools or ["claim_done"]}))
+    (task / "docs" / "task.md").write_text(prompt)
+    (task / "docs" / "agent_system_prompt.md").write_text(system)
+    if preprocess is not None:
+        (task / "preprocess").mkdir()
+        (task / "preprocess" / "main.py").write_text(textwrap.dedent(preprocess))
+    if evaluator is not None:
+        (task / "evaluation").mkdir()
+        (task / "evaluation" / "main.py").write_text(textwrap.dedent(evaluator))
+    for rel, text in (files or {}).items():
+        path = task / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return task
+
+
+def write_server(source: Path, name: str, command: str, args: list[str], env: dict | None = None,
+                 timeout: float = 60) -> None:
+    folder = source / "configs" / "mcp_servers"
+    folder.mkdir(parents=True, exist_ok=True)
+    import yaml
+    (folder / f"{name}.yaml").write_text(yaml.safe_dump({
+        "type": "stdio", "name": name, "params": {"command": command, "args": args, "env": env or {}},
+        "client_session_timeout_seconds": timeout}))
+
+
+PASSING_EVALUATOR = """
+import argparse, sys
+p = argparse.ArgumentParser()
+for a in ("--res_log_file", "--agent_workspace", "--groundtruth_workspace", "--launch_time"):
+    p.add_argument(a)
+p.parse_args()
+print("ok")
+sys.exit(0)
+"""
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    root = tmp_path / "src"
+    (root / "configs" / "mcp_servers").mkdir(parents=True)
+    (root / "tasks" / "finalpool").mkdir(parents=True)
+    return root

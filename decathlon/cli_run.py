@@ -7,7 +7,7 @@ import json
 import sys
 import uuid
 
-from rich.console import Console
+from decathlon.console import console as make_console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -44,7 +44,7 @@ async def run_command(ns: argparse.Namespace) -> int:
     backend = make_backend(ns.backend)
     run_id = uuid.uuid4().hex[:12]
     gate = asyncio.Semaphore(max(1, ns.concurrency))
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
 
     async def one(task: str) -> EpisodeResult:
         async with gate:
@@ -67,5 +67,5 @@ async def run_command(ns: argparse.Namespace) -> int:
                                          "infra_error": r.infra_error, "timings": r.timings, "turns": r.turns,
                                          "tool_calls": r.tool_calls, "status": r.status}) + "\n")
     else:
-        Console().print(_table(results))
+        make_console().print(_table(results))
     return 1 if any(r.infra_error for r in results) else 0

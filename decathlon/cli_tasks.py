@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import Console
+from decathlon.console import console
 from rich.table import Table
 
 from decathlon.tasks import catalogue, resolve_source
@@ -21,5 +21,5 @@ def tasks_command(ns: argparse.Namespace) -> int:
     for i in infos:
         table.add_row(i.id, ", ".join(i.servers), ", ".join(i.local_tools), "yes" if i.has_preprocess else "",
                       "yes" if i.has_groundtruth else "")
-    Console().print(table)
+    console().print(table)
     return 0

@@ -89,10 +89,10 @@ class DecathlonTask(vf.Task[DecathlonData, DecathlonState, DecathlonTaskConfig])
         if ep is None:
             raise fail(trace, errors.InfraError("no_session", "the rollout has no sandbox to evaluate in"), "evaluate")
         # No status means the loop never finished: the agent stage timed out or was cut short.
-        status = ep.status or ("timeout" if trace.is_timeout else "interrupted")
-        trace.info.setdefault("decathlon", {}).update(status=status, turns=ep.turns, tool_calls=ep.tool_calls)
+        ep.status = ep.status or ("timeout" if trace.is_timeout else "interrupted")
+        trace.info.setdefault("decathlon", {}).update(status=ep.status, turns=ep.turns, tool_calls=ep.tool_calls)
         try:
-            return await ep.evaluate(status)
+            return await ep.evaluate(ep.status)
         except errors.InfraError as exc:
             raise fail(trace, exc, "evaluate") from exc
 

@@ -51,7 +51,7 @@ class TaskDocs:
     template: str  # docs/agent_system_prompt.md, as is
 
 
-def _template_regex(template: str) -> re.Pattern[str]:
+def _template_regex(template: str) -> str:
     """The template with each placeholder turned into a named group (repeats must agree)."""
     token = re.compile("|".join(re.escape(PLACEHOLDER.format(f)) for f in _FIELDS))
     parts, seen, pos = [], set(), 0
@@ -62,7 +62,7 @@ def _template_regex(template: str) -> re.Pattern[str]:
         seen.add(field)
         pos = m.end()
     parts.append(re.escape(template[pos:]))
-    return re.compile("".join(parts))
+    return "".join(parts)
 
 
 def match_system_prompt(template: str, received: str) -> dict[str, str] | None:
@@ -70,7 +70,7 @@ def match_system_prompt(template: str, received: str) -> dict[str, str] | None:
 
     The sandbox appends SINGLE_TURN_NOTE; a client may append notes of its own after a blank line.
     """
-    body = _template_regex(template).pattern
+    body = _template_regex(template)
     note = re.escape(SINGLE_TURN_NOTE)
     for pattern in (body + note, body, body + note + r"\n\n.*", body + r"\n\n.*"):
         m = re.fullmatch(pattern, received, re.DOTALL)

@@ -30,7 +30,10 @@ _PROCESS_RUN = uuid.uuid4().hex[:12]
 class InfraError(vf.RolloutError):
     """A decathlon infra error crossing into verifiers: the rollout fails (ok=False) instead of scoring 0.
 
-    Its type name puts `InfraError` on `trace.errors` and `infra_error` in `trace.stop_condition`.
+    On the trace: `errors[-1].type == "InfraError"` with message "<kind>: <message>", and
+    `info["infra_error"] = {kind, message, phase}`. A failure in setup or a tool call also leaves
+    `stop_condition == "infra_error"`; one in scoring leaves the agent's own stop condition, every
+    reward None.
     """
 
     def __init__(self, kind: str, message: str, phase: str | None = None) -> None:
@@ -94,6 +97,11 @@ class Episode:
             self.evaluation = asyncio.ensure_future(self.session.evaluate(self.messages, status))
         return self.evaluation
 
+    def verdict(self) -> EvalResult | None:
+        """The evaluation's result if it completed, else None."""
+        done = self.evaluation is not None and self.evaluation.done() and not self.evaluation.cancelled()
+        return self.evaluation.result() if done and self.evaluation.exception() is None else None
+
     async def save_artifacts(self, trace: vf.Trace) -> None:
         """Copy the episode's files to <out>/<task>/<trace id>/ while the sandbox still exists."""
         if self.out is None or self.saved:
@@ -108,11 +116,10 @@ class Episode:
                 except errors.InfraError:
                     continue  # not every episode gets far enough to write every file
         (folder / "messages.json").write_text(json.dumps(self.messages, ensure_ascii=False, indent=2), encoding="utf-8")
-        verdict = self.evaluation.result() if self.evaluation and self.evaluation.done() \
-            and not self.evaluation.cancelled() and self.evaluation.exception() is None else None
-        result = {"task": self.task, "trace_id": trace.id, "status": self.status, "turns": self.turns,
-                  "tool_calls": self.tool_calls, "pass": verdict.passed if verdict else None,
-                  "metrics": verdict.metrics if verdict else {}, "reward": trace.reward,
+        verdict = self.verdict()
+        result = {"task": self.task, "trace_id": trace.id, "ok": trace.ok, "status": self.status,
+                  "turns": self.turns, "tool_calls": self.tool_calls, "pass": verdict.passed if verdict else None,
+                  "metrics": verdict.metrics if verdict else {}, "reward": trace.reward if trace.ok else None,
                   "rewards": {k: (r.score if r else None) for k, r in trace.rewards.items()},
                   "infra_error": trace.info.get("infra_error"),
                   "errors": [e.message for e in trace.errors]}

@@ -56,7 +56,7 @@ class DecathlonHarness(vf.Harness[vf.HarnessConfig]):
                     if trace.stop_condition is None:
                         raise
                     # A verifiers limit or @stop refused the turn: the run ends here and is still scored.
-                    status = "max_turns_reached" if trace.stop_condition.startswith("max_") else "interrupted"
+                    status = "max_turns_reached" if trace.stop_condition == "max_turns" else "interrupted"
                     break
                 reply = _assistant(completion.choices[0].message)
                 ep.messages.append(reply)
@@ -70,8 +70,9 @@ class DecathlonHarness(vf.Harness[vf.HarnessConfig]):
                     status = "success"
                     break
         finally:
-            ep.status = ep.status or status
             await client.close()
+        # Only a loop that ended on its own has a status; a cut-short one is judged at scoring time.
+        ep.status = status
         return vf.ProgramResult(0, "", "")
 
     async def _run_tools(self, trace: vf.Trace, ep: Episode, calls: list[dict], sent: list[dict]) -> bool:

@@ -5,14 +5,12 @@ they need; setup and evaluate import their heavier modules when called.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
-from task_api.errors import InfraError, emit, fail
-from task_api.home import Home
 
+def _parser():
+    import argparse
 
-def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="task-api", description="The sandbox side of decathlon: one episode's verbs.")
     p.add_argument("--home", help="episode state folder (default: $TASK_API_HOME or ~/.task-api)")
     sub = p.add_subparsers(dest="verb", required=True)
@@ -33,15 +31,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["execute"]:
+        from task_api.client import execute_main
+        raise SystemExit(execute_main(argv[1:]))
+    from task_api.errors import InfraError, emit, fail
+    from task_api.home import Home
     ns = _parser().parse_args(argv)
     home = Home.from_env(ns.home)
     try:
-        if ns.verb == "execute":
-            from task_api.client import request
-            reply = request(home.socket, {"op": "execute", "tool": ns.tool, "args": ns.args_json})
-            if "error" in reply:
-                raise InfraError(reply["error"]["kind"], reply["error"]["message"])
-            emit(reply)
+        if ns.verb == "execute":  # reached only with --home before the verb
+            from task_api.client import execute_main
+            raise SystemExit(execute_main([ns.tool, ns.args_json], str(home.root)))
         elif ns.verb == "setup":
             from task_api.setup import setup
             emit(setup(home, ns.task, ns.source, ns.launch_time, ns.mode))
@@ -61,4 +62,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -1,13 +1,10 @@
 """Where one episode's state lives inside a sandbox (TASK_API_HOME)."""
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-# A Unix socket path must fit in sun_path (108 bytes on Linux).
-_MAX_SOCKET_PATH = 100
+from task_api.sockpath import home_root, socket_path
 
 
 @dataclass(frozen=True)
@@ -16,8 +13,7 @@ class Home:
 
     @classmethod
     def from_env(cls, explicit: str | None = None) -> "Home":
-        raw = explicit or os.environ.get("TASK_API_HOME") or os.path.expanduser("~/.task-api")
-        return cls(Path(raw).absolute())
+        return cls(Path(home_root(explicit)))
 
     @property
     def workspace(self) -> Path:
@@ -66,8 +62,4 @@ class Home:
 
     @property
     def socket(self) -> Path:
-        path = self.run / "daemon.sock"
-        if len(str(path)) <= _MAX_SOCKET_PATH:
-            return path
-        digest = hashlib.sha256(str(self.root).encode()).hexdigest()[:16]
-        return Path("/tmp") / f"task-api-{digest}.sock"
+        return Path(socket_path(str(self.root)))

@@ -6,8 +6,7 @@ import os
 import signal
 import time
 
-from task_api.client import request
-from task_api.errors import InfraError
+from task_api.client import DaemonError, request
 from task_api.home import Home
 
 STOP_WAIT = 15.0
@@ -20,30 +19,35 @@ def _pid(home: Home) -> int | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Running, and not merely a zombie waiting for an init that reaps slowly (the daemon is detached)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 def teardown(home: Home) -> dict:
     pid = _pid(home)
-    if pid is None or not _alive(pid):
+    if pid is None or not alive(pid):
         home.socket.unlink(missing_ok=True)
         return {"torn_down": False, "note": "no episode daemon was running"}
     try:
-        request(home.socket, {"op": "shutdown"}, timeout=STOP_WAIT)
-    except InfraError:
+        request(str(home.socket), {"op": "shutdown"}, timeout=STOP_WAIT)
+    except DaemonError:
         pass  # it is killed below either way
     deadline = time.monotonic() + STOP_WAIT
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     killed = False
-    if _alive(pid):
+    if alive(pid):
         # The daemon leads its own process group, which holds every MCP server it started.
         try:
             os.killpg(pid, signal.SIGKILL)
@@ -63,7 +67,7 @@ def status(home: Home) -> dict:
     out = {"set_up": True, "task": session.get("task"), "launch_time": session.get("launch_time"),
            "workspace": session.get("workspace")}
     try:
-        out["daemon"] = request(home.socket, {"op": "status"}, timeout=10)
-    except InfraError as exc:
+        out["daemon"] = request(str(home.socket), {"op": "status"}, timeout=10)
+    except DaemonError as exc:
         out["daemon"] = {"alive": False, "reason": exc.message}
     return out

@@ -13,6 +13,7 @@ from pathlib import Path
 from task_api import launch_time as lt
 from task_api.errors import InfraError, tail
 from task_api.home import Home
+from task_api.lifecycle import alive
 from task_api.mcp_pool import START_TIMEOUT
 from task_api.prompts import fill_system_prompt
 from task_api.servers_config import Templates, load_raw_configs, resolve_servers
@@ -59,11 +60,9 @@ def _preprocess(home: Home, task: TaskDef, launch: str) -> None:
 
 def _daemon_alive(home: Home) -> bool:
     try:
-        pid = int(home.pidfile.read_text())
-        os.kill(pid, 0)
+        return alive(int(home.pidfile.read_text()))
     except (OSError, ValueError):
         return False
-    return True
 
 
 def _start_daemon(home: Home, spec: dict) -> dict:

@@ -18,6 +18,7 @@ from pathlib import Path
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, SandboxSpec
 from decathlon.errors import InfraError
 from task_api.home import Home
+from task_api.lifecycle import alive
 
 PREFIX = "decathlon-ep-"
 LABELS_FILE = "labels.json"
@@ -129,10 +130,8 @@ def _destroy(root: Path) -> None:
             os.kill(pid, signal.SIGTERM)
             # A short grace: the episode is over and its folder is about to go.
             deadline = time.monotonic() + RELEASE_GRACE
-            while time.monotonic() < deadline:
-                os.kill(pid, 0)
+            while time.monotonic() < deadline and alive(pid):
                 time.sleep(0.02)
-            _killpg(pid)
         except ProcessLookupError:
             pass
         _killpg(pid)  # children that outlived their daemon

@@ -1,0 +1,3 @@
+from decathlon.cli import main
+
+main()

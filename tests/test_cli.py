@@ -1,0 +1,69 @@
+"""The `decathlon` CLI contract that later issues and their checks rely on."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import LAUNCH, MINI, PASSING_EVALUATOR, REPO, write_task
+
+
+def decathlon(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "decathlon", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+def test_tasks_json_lists_ids_and_servers():
+    proc = decathlon("tasks", "--source", str(MINI), "--json")
+    assert proc.returncode == 0, proc.stderr
+    tasks = json.loads(proc.stdout)
+    ids = [t["id"] for t in tasks]
+    assert ids == sorted(ids) and "excel-grade-report" in ids
+    grade = next(t for t in tasks if t["id"] == "excel-grade-report")
+    assert sorted(grade["servers"]) == ["excel", "filesystem", "word"]
+
+
+def test_tasks_table():
+    proc = decathlon("tasks", "--source", str(MINI))
+    assert proc.returncode == 0 and "csv-sales-summary" in proc.stdout
+
+
+def test_unknown_task_lists_close_matches():
+    proc = decathlon("run", "exel-grade-report", "--source", str(MINI), "--policy", "oracle")
+    assert proc.returncode == 2 and "excel-grade-report" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bad_source_and_policy_are_clear_errors(tmp_path):
+    proc = decathlon("tasks", "--source", str(tmp_path))
+    assert proc.returncode == 2 and "not a Toolathlon root" in proc.stderr
+    proc = decathlon("run", "csv-sales-summary", "--source", str(MINI), "--policy", "gpt")
+    assert proc.returncode == 2 and "unknown policy" in proc.stderr
+
+
+def test_infra_error_gives_nonzero_exit_and_is_reported(source):
+    write_task(source, "no-eval", evaluator=None)
+    (source / "oracles").mkdir()
+    (source / "oracles" / "no-eval.json").write_text(json.dumps({"task": "no-eval", "steps": [
+        {"tool": "local-claim_done", "arguments": {}}]}))
+    proc = decathlon("run", "no-eval", "--source", str(source), "--policy", "oracle", "--json", "--launch-time", LAUNCH)
+    assert proc.returncode == 1, proc.stderr
+    r = json.loads(proc.stdout)
+    assert r["infra_error"]["kind"] == "evaluator_missing" and r["pass"] is None and r["reward"] == 0.0
+
+
+def test_max_turns_is_not_a_pass_and_not_an_infra_error(source):
+    write_task(source, "looper", evaluator=PASSING_EVALUATOR, local_tools=["claim_done", "sleep"])
+    (source / "oracles").mkdir()
+    (source / "oracles" / "looper.json").write_text(json.dumps({"task": "looper", "steps": [
+        {"tool": "local-sleep", "arguments": {"seconds": 0}}] * 5}))
+    proc = decathlon("run", "looper", "--source", str(source), "--policy", "oracle", "--json", "--max-turns", "3")
+    r = json.loads(proc.stdout)
+    assert proc.returncode == 0 and r["status"] == "max_turns_reached" and r["pass"] is None and r["reward"] == 0.0
+    assert r["turns"] == 3
+
+
+def test_table_output_and_gc():
+    proc = decathlon("run", "csv-sales-summary", "--source", str(MINI), "--policy", "null", "--launch-time", LAUNCH)
+    assert proc.returncode == 0 and "csv-sales-summary" in proc.stdout and "reward" in proc.stdout
+    proc = decathlon("gc", "--backend", "local", "--run", "no-such-run")
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {"removed": 0}

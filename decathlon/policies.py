@@ -29,10 +29,13 @@ class Policy(Protocol):
 class _Scripted:
     oracle: Oracle
     vars: dict[str, str]
+    # Its own count: the conversation it is shown may have been shortened by manage_context.
+    turn: int = 0
 
     async def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        turn = sum(1 for m in messages if m.get("role") == "assistant")
-        return assistant_message(self.oracle, turn, self.vars)
+        reply = assistant_message(self.oracle, self.turn, self.vars)
+        self.turn += 1
+        return reply
 
 
 class OraclePolicy:

@@ -2,19 +2,22 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.memory import create_client_server_memory_streams
 
 from task_api.errors import InfraError, tail
-from task_api.servers_config import ServerSpec
+from task_api.servers_config import START_TIMEOUT, ServerSpec
 
-START_TIMEOUT = float(os.environ.get("DECATHLON_SERVER_START_TIMEOUT", "60"))
 STOP_TIMEOUT = 10.0
 
 
@@ -34,24 +37,31 @@ class HeldServer:
         except OSError:
             return ""
 
+    async def _serve_session(self, read, write, ready: asyncio.Future) -> None:
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools, cursor = [], None
+            while True:
+                page = await session.list_tools(params=_page(cursor))
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            self.session, self.tools = session, tools
+            ready.set_result(None)
+            await self._stop.wait()
+
     async def _hold(self, ready: asyncio.Future) -> None:
-        params = StdioServerParameters(command=self.spec.command, args=self.spec.args, env=self.spec.env or None,
-                                       cwd=self.spec.cwd)
         try:
+            builder = inprocess_builder(self.spec)
+            if builder is not None:
+                await self._hold_inprocess(builder, ready)
+                return
+            params = StdioServerParameters(command=self.spec.command, args=self.spec.args, env=self.spec.env or None,
+                                           cwd=self.spec.cwd)
             with open(self.errlog, "w", encoding="utf-8") as err:
                 async with stdio_client(params, errlog=err) as (read, write):
-                    async with ClientSession(read, write) as session:
-                        await session.initialize()
-                        tools, cursor = [], None
-                        while True:
-                            page = await session.list_tools(params=_page(cursor))
-                            tools.extend(page.tools)
-                            cursor = page.next_cursor
-                            if not cursor:
-                                break
-                        self.session, self.tools = session, tools
-                        ready.set_result(None)
-                        await self._stop.wait()
+                    await self._serve_session(read, write, ready)
         except BaseException as exc:  # noqa: BLE001 - reported through the future, re-raised if cancelled
             if not ready.done():
                 ready.set_exception(exc)
@@ -59,6 +69,21 @@ class HeldServer:
                 raise
         finally:
             self.session = None
+
+    async def _hold_inprocess(self, builder, ready: asyncio.Future) -> None:
+        """One of the project's own Python stand-ins, served in this process over in-memory JSON-RPC."""
+        try:
+            server = builder(self.spec.args[2:])
+        except Exception as exc:
+            self.errlog.write_text(f"{type(exc).__name__}: {exc}\n", encoding="utf-8")
+            raise
+        async with create_client_server_memory_streams() as (client, srv):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: server.run(srv[0], srv[1], server.create_initialization_options()))
+                try:
+                    await self._serve_session(client[0], client[1], ready)
+                finally:
+                    tg.cancel_scope.cancel()
 
     async def start(self, timeout: float = START_TIMEOUT) -> None:
         began = time.monotonic()
@@ -84,6 +109,24 @@ class HeldServer:
                 await asyncio.wait_for(self._task, STOP_TIMEOUT)
             except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 self._task.cancel()
+
+
+def inprocess_builder(spec: ServerSpec):
+    """The stand-in's `inprocess_server(argv)` when the spec runs one of ours with this interpreter.
+
+    Same code, same JSON-RPC, no interpreter start per server (most of a stdio server's start-up is
+    importing the SDK, which the daemon already has). DECATHLON_INPROCESS_STANDINS=0 spawns them instead.
+    """
+    if os.environ.get("DECATHLON_INPROCESS_STANDINS", "1") == "0":
+        return None
+    args = spec.args
+    if spec.command != sys.executable or len(args) < 2 or args[0] != "-m" or not args[1].startswith("mocks.servers."):
+        return None
+    try:
+        module = importlib.import_module(args[1])
+    except ImportError:
+        return None
+    return getattr(module, "inprocess_server", None)
 
 
 def _page(cursor: str | None):

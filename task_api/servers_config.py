@@ -20,6 +20,7 @@ import yaml
 from task_api.errors import InfraError
 
 DEFAULT_TIMEOUT = 60.0
+START_TIMEOUT = float(os.environ.get("DECATHLON_SERVER_START_TIMEOUT", "60"))
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.\-]*)\}")
 
 

@@ -14,9 +14,8 @@ from task_api import launch_time as lt
 from task_api.errors import InfraError, tail
 from task_api.home import Home
 from task_api.lifecycle import alive
-from task_api.mcp_pool import START_TIMEOUT
 from task_api.prompts import fill_system_prompt
-from task_api.servers_config import Templates, load_raw_configs, resolve_servers
+from task_api.servers_config import START_TIMEOUT, Templates, load_raw_configs, resolve_servers
 from task_api.subproc import run_module
 from task_api.taskdef import TaskDef, load_task
 

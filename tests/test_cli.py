@@ -67,3 +67,24 @@ def test_table_output_and_gc():
     assert proc.returncode == 0 and "csv-sales-summary" in proc.stdout and "reward" in proc.stdout
     proc = decathlon("gc", "--backend", "local", "--run", "no-such-run")
     assert proc.returncode == 0 and json.loads(proc.stdout) == {"removed": 0}
+
+
+def test_manage_context_shortens_what_the_policy_sees_but_not_the_log(source):
+    write_task(source, "ctx", local_tools=["claim_done", "manage_context", "python_execute"], evaluator="""
+import argparse, json, pathlib, sys
+p = argparse.ArgumentParser()
+for a in ("--res_log_file", "--agent_workspace", "--groundtruth_workspace", "--launch_time"):
+    p.add_argument(a)
+a = p.parse_args()
+log = json.loads(pathlib.Path(a.res_log_file).read_text())
+sys.exit(0 if pathlib.Path(a.agent_workspace, "done.txt").is_file() and len(log["messages"]) == 10 else 1)
+""")
+    (source / "oracles").mkdir()
+    (source / "oracles" / "ctx.json").write_text(json.dumps({"task": "ctx", "steps": [
+        {"tool": "local-python-execute", "arguments": {"code": "print(1)"}},
+        {"tool": "local-manage_context", "arguments": {"keep_last_turns": 0}},
+        {"tool": "local-python-execute", "arguments": {"code": "open('done.txt', 'w').write('x')"}},
+        {"tool": "local-claim_done", "arguments": {}}]}))
+    proc = decathlon("run", "ctx", "--source", str(source), "--policy", "oracle", "--json")
+    r = json.loads(proc.stdout)
+    assert r["infra_error"] is None and r["pass"] is True and r["tool_calls"] == 4

@@ -26,3 +26,11 @@ points outside is refused; time-zone names in dates cover common zones only.
 Checks happen before each operation, so, as with the reference, a concurrent
 process swapping in symlinks between check and use is not defended against.
 """
+
+
+def inprocess_server(argv: list[str]):
+    """The same server, for a host process that serves it over in-memory streams (see task_api.mcp_pool)."""
+    from .paths import Sandbox
+    from .server import build_server
+
+    return build_server(Sandbox.from_arguments(argv))

@@ -7,12 +7,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from decathlon.agent_loop import Loop, run_loop
 from decathlon.backends.base import Backend, Sandbox, SandboxSpec
 from decathlon.errors import InfraError
 from decathlon.policies import Policy
 from decathlon.task_session import EvalResult, TaskSession, Timeouts
 
-STOP_TOOL = "local-claim_done"
 ACQUIRE_TIMEOUT = 600.0
 RELEASE_TIMEOUT = 120.0
 ARTIFACTS = ("traj_log.json", "eval_res.json", "eval_output.txt")
@@ -49,16 +49,6 @@ class EpisodeResult:
         return d
 
 
-def apply_context(messages: list[dict], keep_last_turns: int) -> list[dict]:
-    """Honour manage_context: keep the system and task messages plus the last N assistant turns."""
-    head = [m for m in messages[:2] if m.get("role") in ("system", "user")]
-    starts = [i for i, m in enumerate(messages) if m.get("role") == "assistant" and i >= len(head)]
-    if keep_last_turns >= len(starts):
-        return messages
-    cut = starts[len(starts) - keep_last_turns] if keep_last_turns else len(messages)
-    return head + messages[cut:]
-
-
 class _Timer:
     def __init__(self, timings: dict[str, float], phase: str) -> None:
         self.timings, self.phase = timings, phase
@@ -90,31 +80,10 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
             setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode)
         messages = [{"role": "system", "content": setup.system_prompt}, {"role": "user", "content": setup.prompt}]
         actor = policy.start(cfg.task, setup)
-        status, sent = "max_turns_reached", list(messages)
+        loop = Loop(messages)
         with _Timer(result.timings, "agent"):
-            for _ in range(cfg.max_turns):
-                reply = await actor.act(sent, setup.tools)
-                messages.append(reply)
-                sent.append(reply)
-                result.turns += 1
-                calls = reply.get("tool_calls") or []
-                if not calls:
-                    status = "success"
-                    break
-                done = False
-                for call in calls:
-                    name = call["function"]["name"]
-                    res = await session.execute(name, call["function"].get("arguments") or "")
-                    result.tool_calls += 1
-                    tool_msg = {"role": "tool", "tool_call_id": call["id"], "content": res.content}
-                    messages.append(tool_msg)
-                    sent.append(tool_msg)
-                    if res.context and "keep_last_turns" in res.context:
-                        sent = apply_context(sent, int(res.context["keep_last_turns"]))
-                    done = done or name == STOP_TOOL
-                if done:
-                    status = "success"
-                    break
+            await run_loop(loop, lambda sent: actor.act(sent, setup.tools), session.execute, cfg.max_turns)
+        result.turns, result.tool_calls, status = loop.turns, loop.tool_calls, loop.status or "max_turns_reached"
         result.status = status
         with _Timer(result.timings, "evaluate"):
             ev: EvalResult = await session.evaluate(messages, status)

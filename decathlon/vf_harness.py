@@ -12,7 +12,7 @@ import openai
 import verifiers.v1 as vf
 
 from decathlon import errors
-from decathlon.episode import STOP_TOOL, apply_context
+from decathlon.agent_loop import Loop, StopLoop, run_loop
 from decathlon.vf_episode import DecathlonState, Episode, fail
 
 MODEL_TIMEOUT = float(os.environ.get("DECATHLON_MODEL_TIMEOUT", "600"))
@@ -42,58 +42,37 @@ class DecathlonHarness(vf.Harness[vf.HarnessConfig]):
         assert ep.setup is not None and ep.session is not None  # Task.setup ran, or the rollout failed before us
         ep.messages = [{"role": "system", "content": ep.setup.system_prompt},
                        {"role": "user", "content": ep.setup.prompt}]
-        sent = list(ep.messages)
         client = openai.AsyncOpenAI(base_url=endpoint, api_key=secret, timeout=MODEL_TIMEOUT)
-        status = "max_turns_reached"
-        try:
-            for _ in range(ep.max_turns):
-                body: dict = {"model": ctx.model, "messages": sent}
-                if ep.setup.tools:
-                    body["tools"] = ep.setup.tools
-                try:
-                    completion = await client.chat.completions.create(**body)
-                except openai.BadRequestError:
-                    if trace.stop_condition is None:
-                        raise
-                    # A verifiers limit or @stop refused the turn: the run ends here and is still scored.
-                    status = "max_turns_reached" if trace.stop_condition == "max_turns" else "interrupted"
-                    break
-                reply = _assistant(completion.choices[0].message)
-                ep.messages.append(reply)
-                sent.append(reply)
-                ep.turns += 1
-                calls = reply.get("tool_calls") or []
-                if not calls:
-                    status = "success"
-                    break
-                if await self._run_tools(trace, ep, calls, sent):
-                    status = "success"
-                    break
-        finally:
-            await client.close()
-        # Only a loop that ended on its own has a status; a cut-short one is judged at scoring time.
-        ep.status = status
-        return vf.ProgramResult(0, "", "")
+        tools = ep.setup.tools
 
-    async def _run_tools(self, trace: vf.Trace, ep: Episode, calls: list[dict], sent: list[dict]) -> bool:
-        """Execute one turn's tool calls in order; whether the agent claimed the task done."""
-        assert ep.session is not None
-        done = False
-        for call in calls:
-            name = call["function"]["name"]
+        async def act(sent: list[dict]) -> dict:
+            body: dict = {"model": ctx.model, "messages": sent}
+            if tools:
+                body["tools"] = tools
             try:
-                res = await ep.session.execute(name, call["function"]["arguments"])
+                completion = await client.chat.completions.create(**body)
+            except openai.BadRequestError:
+                if trace.stop_condition is None:
+                    raise
+                # A verifiers limit or @stop refused the turn: the run ends here and is still scored.
+                raise StopLoop("max_turns_reached" if trace.stop_condition == "max_turns" else "interrupted") from None
+            return _assistant(completion.choices[0].message)
+
+        async def execute(name: str, args: str):
+            try:
+                return await ep.session.execute(name, args)
             except errors.InfraError as exc:
                 raise fail(trace, exc, "execute") from exc
-            ep.tool_calls += 1
-            message = {"role": "tool", "tool_call_id": call["id"], "content": res.content}
-            ep.messages.append(message)
-            sent.append(message)
-            if res.context and "keep_last_turns" in res.context:
-                # manage_context trims what the model sees from now on; the evaluator still gets it all.
-                sent[:] = apply_context(sent, int(res.context["keep_last_turns"]))
-            done = done or name == STOP_TOOL
-        return done
+
+        loop = Loop(ep.messages)
+        try:
+            await run_loop(loop, act, execute, ep.max_turns)
+        finally:
+            await client.close()
+            ep.turns, ep.tool_calls = loop.turns, loop.tool_calls
+        # Only a loop that ended on its own has a status; a cut-short one is judged at scoring time.
+        ep.status = loop.status
+        return vf.ProgramResult(0, "", "")
 
     async def cleanup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         """After scoring, on every path (failed setup, failed or cancelled agent): artifacts, then release."""

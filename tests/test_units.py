@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from decathlon.episode import apply_context
+from decathlon.agent_loop import apply_context
 from decathlon.oracles import Call, Oracle, assistant_message, variables
 from task_api import launch_time
 from task_api.errors import InfraError

@@ -23,6 +23,8 @@ from task_api.tool_calls import Executor, elapsed_ms
 
 MAX_LIFETIME = float(os.environ.get("DECATHLON_DAEMON_MAX_SECONDS", str(6 * 3600)))
 MAX_REQUEST = 64 << 20
+# Preprocess runs while the daemon waits for its spec; past this, setup is gone.
+SPEC_WAIT = float(os.environ.get("DECATHLON_PREPROCESS_TIMEOUT", "600")) + 120
 
 
 def _write_atomic(path: Path, obj: dict) -> None:
@@ -129,13 +131,23 @@ class Daemon:
             await stop_all(self.servers)
 
 
+def _wait_for_spec(home: Home) -> dict:
+    """Setup starts the daemon before preprocess and writes the spec once it knows the servers."""
+    deadline = time.monotonic() + SPEC_WAIT
+    while not home.daemon_spec.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"daemon: no spec from setup within {SPEC_WAIT:.0f} s")
+        time.sleep(0.005)
+    return json.loads(home.daemon_spec.read_text(encoding="utf-8"))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="task-api-daemon")
     parser.add_argument("--home", required=True)
     ns = parser.parse_args(argv)
     home = Home(Path(ns.home))
-    spec = json.loads(home.daemon_spec.read_text(encoding="utf-8"))
     home.pidfile.write_text(str(os.getpid()))
+    spec = _wait_for_spec(home)
     try:
         asyncio.run(Daemon(home, spec).serve())
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -64,13 +65,22 @@ def _daemon_alive(home: Home) -> bool:
         return False
 
 
-def _start_daemon(home: Home, spec: dict) -> dict:
-    home.daemon_spec.write_text(json.dumps(spec), encoding="utf-8")
-    home.ready.unlink(missing_ok=True)
+def _spawn_daemon(home: Home) -> subprocess.Popen:
+    """Start the daemon first: it imports the MCP SDK (most of its start-up) while setup prepares the
+    workspace and runs preprocess, then waits for its spec."""
+    home.run.mkdir(parents=True, exist_ok=True)
+    for stale in (home.daemon_spec, home.ready):
+        stale.unlink(missing_ok=True)
     with open(home.daemon_log, "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "task_api.daemon", "--home", str(home.root)],
+        return subprocess.Popen([sys.executable, "-m", "task_api.daemon", "--home", str(home.root)],
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                 cwd=str(home.root))
+
+
+def _wait_ready(home: Home, proc: subprocess.Popen, spec: dict) -> dict:
+    tmp = home.daemon_spec.with_suffix(".tmp")
+    tmp.write_text(json.dumps(spec), encoding="utf-8")
+    os.replace(tmp, home.daemon_spec)  # whole or not at all: the daemon is polling for it
     deadline = time.monotonic() + START_TIMEOUT + 30
     while time.monotonic() < deadline:
         if home.ready.exists():
@@ -83,9 +93,16 @@ def _start_daemon(home: Home, spec: dict) -> dict:
         if proc.poll() is not None:
             raise InfraError("daemon_crash", f"the episode daemon exited ({proc.returncode}) before it was ready; "
                              f"log tail: {tail(home.daemon_log.read_text(errors='replace'))}")
-        time.sleep(0.01)
-    proc.kill()
+        time.sleep(0.005)
     raise InfraError("daemon_timeout", "the episode daemon was not ready in time; see run/daemon.log")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
 
 
 def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str) -> dict:
@@ -96,26 +113,30 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     launch = lt.resolve(launch_time)
     if _daemon_alive(home):
         raise InfraError("already_set_up", f"an episode is already set up in {home.root}; run `task-api teardown` first")
-    home.run.mkdir(parents=True, exist_ok=True)
+    daemon = _spawn_daemon(home)
+    try:
+        t = time.monotonic()
+        _fresh_workspace(home, task)
+        timings["workspace"] = time.monotonic() - t
 
-    t = time.monotonic()
-    _fresh_workspace(home, task)
-    timings["workspace"] = time.monotonic() - t
+        t = time.monotonic()
+        _preprocess(home, task, launch)
+        timings["preprocess"] = time.monotonic() - t
 
-    t = time.monotonic()
-    _preprocess(home, task, launch)
-    timings["preprocess"] = time.monotonic() - t
+        for server, folder in SERVER_FOLDERS.items():
+            if server in task.servers:
+                (home.workspace / folder).mkdir(exist_ok=True)
 
-    for server, folder in SERVER_FOLDERS.items():
-        if server in task.servers:
-            (home.workspace / folder).mkdir(exist_ok=True)
-
-    t = time.monotonic()
-    specs = resolve_servers(load_raw_configs(src), task.servers, Templates(src, home.workspace, task.dir),
-                            default_cwd=home.workspace)
-    ready = _start_daemon(home, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
-                                 "server_order": task.servers, "local_tools": task.local_tools})
-    timings["servers"] = time.monotonic() - t
+        t = time.monotonic()
+        specs = resolve_servers(load_raw_configs(src), task.servers, Templates(src, home.workspace, task.dir),
+                                default_cwd=home.workspace)
+        ready = _wait_ready(home, daemon, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
+                                           "server_order": task.servers, "local_tools": task.local_tools})
+        timings["servers"] = time.monotonic() - t
+    except BaseException:
+        # No half-set-up episode: the daemon (and any server it started) goes with the failure.
+        _kill_group(daemon)
+        raise
 
     system_prompt = fill_system_prompt(task.read_doc("agent_system_prompt.md"), home.workspace, launch)
     prompt = task.read_doc("task.md")

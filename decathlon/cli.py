@@ -27,18 +27,43 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--all", action="store_true", help="every task of the source")
     _add_source(r)
     r.add_argument("--backend", choices=["local"], default="local")
-    r.add_argument("--policy", default="oracle", help="oracle | null | openai:<model>")
+    r.add_argument("--policy", default="oracle", help="oracle | null | replay | openai:<model>")
     r.add_argument("--oracles", type=Path, help="folder of oracle trajectories (default: <source>/oracles)")
-    r.add_argument("--mode", choices=["live"], default="live")
+    r.add_argument("--mode", choices=["live", "replay"], default="live",
+                   help="replay: every MCP server answered from the task's cassette (record with `decathlon record`)")
+    r.add_argument("--cassettes", type=Path, help="cassette folder (default: <source>/../cassettes)")
+    r.add_argument("--trajectory", type=Path, help="recorded trajectory for --policy replay (default: beside the cassette)")
     r.add_argument("--launch-time", help='pin the clock, "YYYY-MM-DD HH:MM:SS" (default: now)')
     r.add_argument("--max-turns", type=int, default=100)
     r.add_argument("--concurrency", type=int, default=2, help="episodes at once (default 2)")
     r.add_argument("--json", action="store_true", help="one JSON object per episode per line")
     r.add_argument("--out", type=Path, help="write per-episode artifacts under this folder")
 
+    rec = sub.add_parser("record", help="record cassettes: run episodes live and write down all they exchanged")
+    rec.add_argument("tasks", nargs="*", metavar="TASK")
+    rec.add_argument("--all", action="store_true")
+    _add_source(rec)
+    rec.add_argument("--policy", default="oracle", help="oracle | replay | openai:<model>")
+    rec.add_argument("--oracles", type=Path)
+    rec.add_argument("--out", type=Path, help="cassette folder (default: <source>/../cassettes)")
+    rec.add_argument("--force", action="store_true", help="overwrite existing cassettes")
+    rec.add_argument("--launch-time", help='pin the clock, "YYYY-MM-DD HH:MM:SS" (default: now)')
+    rec.add_argument("--max-turns", type=int, default=100)
+
+    cas = sub.add_parser("cassettes", help="check and compare cassettes")
+    cas_sub = cas.add_subparsers(dest="cassettes_command", required=True)
+    ver = cas_sub.add_parser("verify", help="format, version, hashes and a secrets scan; non-zero on any problem")
+    ver.add_argument("paths", nargs="+", type=Path)
+    dif = cas_sub.add_parser("diff", help="what differs between two cassettes")
+    dif.add_argument("a", type=Path)
+    dif.add_argument("b", type=Path)
+
     s = sub.add_parser("serve-policy", help="serve oracle trajectories as an OpenAI-compatible endpoint")
     _add_source(s)
     s.add_argument("--oracles", type=Path)
+    s.add_argument("--recorded", action="store_true", help="serve the recorded trajectories beside the cassettes "
+                   "instead of the oracles")
+    s.add_argument("--cassettes", type=Path, help="with --recorded: the cassette folder (default: <source>/../cassettes)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8765)
 
@@ -57,6 +82,12 @@ def main(argv: list[str] | None = None) -> None:
         elif ns.command == "run":
             from decathlon.cli_run import run_command
             code = asyncio.run(run_command(ns))
+        elif ns.command == "record":
+            from decathlon.cli_record import record_command
+            code = asyncio.run(record_command(ns))
+        elif ns.command == "cassettes":
+            from decathlon.cli_cassettes import cassettes_command
+            code = cassettes_command(ns)
         elif ns.command == "serve-policy":
             from decathlon.serve_policy import serve_command
             code = serve_command(ns)

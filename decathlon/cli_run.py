@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from decathlon.backends import make_backend
+from decathlon.cassettes import cassette_path, cassettes_dir
 from decathlon.episode import EpisodeConfig, EpisodeResult, run_episode
 from decathlon.errors import InfraError
 from decathlon.policies import make_policy
@@ -38,9 +39,10 @@ async def run_command(ns: argparse.Namespace) -> int:
     source = resolve_source(ns.source)
     names = select(source, ns.tasks, ns.all)
     try:
-        policy = make_policy(ns.policy, source, ns.oracles)
+        policy = make_policy(ns.policy, source, ns.oracles, ns.cassettes, ns.trajectory)
     except ValueError as exc:
         raise InfraError("usage", str(exc)) from exc
+    tapes = cassettes_dir(source, ns.cassettes)
     backend = make_backend(ns.backend)
     run_id = uuid.uuid4().hex[:12]
     gate = asyncio.Semaphore(max(1, ns.concurrency))
@@ -49,7 +51,8 @@ async def run_command(ns: argparse.Namespace) -> int:
     async def one(task: str) -> EpisodeResult:
         async with gate:
             cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
-                                launch_time=ns.launch_time, max_turns=ns.max_turns, mode=ns.mode, out_dir=ns.out)
+                                launch_time=ns.launch_time, max_turns=ns.max_turns, mode=ns.mode, out_dir=ns.out,
+                                cassette=cassette_path(tapes, task) if ns.mode == "replay" else None)
             return await run_episode(cfg, backend, policy)
 
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -11,7 +11,9 @@ from decathlon.agent_loop import Loop, run_loop
 from decathlon.backends.base import Backend, Sandbox, SandboxSpec
 from decathlon.errors import InfraError
 from decathlon.policies import Policy
-from decathlon.task_session import EvalResult, TaskSession, Timeouts
+from decathlon.cassettes import cassette_path, read_cassette_bytes, trajectory_path
+from decathlon.task_session import RECORDED_PATH, RECORDED_TRAJECTORY, EvalResult, TaskSession, Timeouts
+from mocks.cassette.store import write_atomic
 
 ACQUIRE_TIMEOUT = 600.0
 RELEASE_TIMEOUT = 120.0
@@ -29,6 +31,8 @@ class EpisodeConfig:
     mode: str = "live"
     out_dir: Path | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
+    cassette: Path | None = None  # replay: the cassette to serve from
+    record_to: Path | None = None  # record: the folder that receives <task>.cassette.json and its trajectory
 
 
 @dataclass
@@ -77,7 +81,10 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
             sandbox = await _bounded(backend.acquire(spec), ACQUIRE_TIMEOUT, "acquire")
         session = TaskSession(sandbox, cfg.timeouts)
         with _Timer(result.timings, "setup"):
-            setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode)
+            tape = read_cassette_bytes(cfg.cassette) if cfg.mode == "replay" and cfg.cassette else None
+            if cfg.mode == "replay" and tape is None:
+                raise InfraError("usage", "a replay needs a cassette", "setup")
+            setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode, tape)
         messages = [{"role": "system", "content": setup.system_prompt}, {"role": "user", "content": setup.prompt}]
         actor = policy.start(cfg.task, setup)
         loop = Loop(messages)
@@ -90,6 +97,8 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
         result.passed = ev.passed
         result.metrics = ev.metrics
         result.reward = 1.0 if ev.passed else 0.0
+        if cfg.mode == "record" and cfg.record_to is not None:
+            await _keep_recording(cfg, sandbox)
     except InfraError as exc:
         result.infra_error = exc.to_json()
         result.reward = 0.0
@@ -110,6 +119,16 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "result.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
     return result
+
+
+async def _keep_recording(cfg: EpisodeConfig, sandbox: Sandbox) -> None:
+    """The sandbox wrote its cassette (and the redacted trajectory that drove it) only because the
+    episode ended cleanly; keep both, whole, side by side."""
+    assert cfg.record_to is not None
+    tape = (await sandbox.get_file(RECORDED_PATH)).decode("utf-8")
+    trajectory = (await sandbox.get_file(RECORDED_TRAJECTORY)).decode("utf-8")
+    write_atomic(trajectory_path(cfg.record_to, cfg.task), trajectory)
+    write_atomic(cassette_path(cfg.record_to, cfg.task), tape)
 
 
 async def _save_artifacts(cfg: EpisodeConfig, sandbox: Sandbox, messages: list[dict]) -> None:

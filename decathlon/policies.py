@@ -8,6 +8,8 @@ from typing import Protocol
 
 import httpx
 
+from decathlon.agent_loop import StopLoop
+from decathlon.cassettes import cassettes_dir, read_trajectory, trajectory_path
 from decathlon.errors import InfraError
 from decathlon.oracles import Call, Oracle, assistant_message, call_id, load_oracle, variables
 from decathlon.task_session import SetupResult
@@ -101,12 +103,50 @@ class OpenAIPolicy:
         return _Chat(self.model, self.client)
 
 
-def make_policy(spec: str, source: Path, oracles: Path | None = None) -> Policy:
+class _Recorded:
+    def __init__(self, assistant: list[dict]) -> None:
+        self.assistant = assistant
+        self.turn = 0
+
+    async def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        if self.turn >= len(self.assistant):
+            # The recorded run went no further: it ran out of turns (or was cut off) there.
+            raise StopLoop("max_turns_reached")
+        reply = self.assistant[self.turn]
+        self.turn += 1
+        return reply
+
+
+class ReplayPolicy:
+    """A recorded trajectory's assistant turns, in order (found beside the cassette, or given)."""
+    name = "replay"
+
+    def __init__(self, folder: Path, trajectory: Path | None = None) -> None:
+        self.folder = folder
+        self.trajectory = trajectory
+
+    def start(self, task: str, setup: SetupResult) -> EpisodePolicy:
+        path = self.trajectory or trajectory_path(self.folder, task)
+        messages = read_trajectory(path, setup.workspace)
+        return _Recorded([_assistant_only(m) for m in messages if m.get("role") == "assistant"])
+
+
+def _assistant_only(m: dict) -> dict:
+    out = {"role": "assistant", "content": m.get("content")}
+    if m.get("tool_calls"):
+        out["tool_calls"] = m["tool_calls"]
+    return out
+
+
+def make_policy(spec: str, source: Path, oracles: Path | None = None, cassettes: Path | None = None,
+                trajectory: Path | None = None) -> Policy:
     if spec == "oracle":
         return OraclePolicy(source, oracles)
+    if spec == "replay":
+        return ReplayPolicy(cassettes_dir(source, cassettes), trajectory)
     if spec == "null":
         return NullPolicy()
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         return OpenAIPolicy(spec[len("openai:"):])
-    raise ValueError(f"unknown policy {spec!r}: use oracle, null or openai:<model>")
+    raise ValueError(f"unknown policy {spec!r}: use oracle, null, replay or openai:<model>")
 

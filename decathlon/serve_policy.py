@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from decathlon.cassettes import cassettes_dir, read_trajectory, trajectory_path
 from decathlon.errors import InfraError
 from decathlon.oracles import Oracle, assistant_message, call_id, load_oracle, oracle_dir, variables
 from decathlon.tasks import resolve_source
@@ -91,9 +92,10 @@ class Catalogue:
     """Each task's prompt and system-prompt template, re-read when a request names an unseen prompt
     (tasks may be added while the server runs)."""
 
-    def __init__(self, source: Path, oracles: Path | None = None) -> None:
+    def __init__(self, source: Path, oracles: Path | None = None, trajectories: Path | None = None) -> None:
         self.source = source
         self.oracles = oracles or oracle_dir(source)
+        self.trajectories = trajectories
         self._by_prompt: dict[str, list[TaskDocs]] = {}
 
     def _scan(self) -> None:
@@ -163,9 +165,32 @@ def next_turn(oracle: Oracle, messages: list[dict]) -> int:
     return sum(1 for m in messages if m.get("role") == "assistant")
 
 
+def recorded_answer(catalogue: Catalogue, docs: TaskDocs, workspace: str | None, messages: list[dict]) -> dict:
+    """The recorded trajectory's next assistant message: turns counted by the recorded call ids."""
+    assert catalogue.trajectories is not None
+    try:
+        recorded = read_trajectory(trajectory_path(catalogue.trajectories, docs.name), workspace or "")
+    except InfraError as exc:
+        raise PolicyError(exc.kind, exc.message) from exc
+    turns = [m for m in recorded if m.get("role") == "assistant"]
+    ids = {c.get("id"): t for t, m in enumerate(turns) for c in m.get("tool_calls") or []}
+    done = [ids[c.get("id")] for m in messages if m.get("role") == "assistant"
+            for c in m.get("tool_calls") or [] if c.get("id") in ids]
+    turn = max(done) + 1 if done else sum(1 for m in messages if m.get("role") == "assistant")
+    if turn >= len(turns):
+        return {"role": "assistant", "content": ""}  # the recording ends here
+    reply = {"role": "assistant", "content": turns[turn].get("content")}
+    if turns[turn].get("tool_calls"):
+        reply["tool_calls"] = turns[turn]["tool_calls"]
+    return reply
+
+
 def answer(catalogue: Catalogue, messages: list[dict]) -> dict:
-    """The oracle's next assistant message for this conversation."""
+    """The scripted policy's next assistant message for this conversation (an oracle, or a recording)."""
     docs, values = catalogue.identify(messages)
+    if catalogue.trajectories is not None:
+        return recorded_answer(catalogue, docs, values.get("workspace_dir") or values.get("current_working_dir"),
+                               messages)
     oracle = catalogue.oracle(docs.name)
     workspace = values.get("workspace_dir") or values.get("current_working_dir")
     launch = values.get("time")
@@ -208,8 +233,8 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
                         status_code=status)
 
 
-def make_app(source: Path, oracles: Path | None = None) -> Starlette:
-    catalogue = Catalogue(source, oracles)
+def make_app(source: Path, oracles: Path | None = None, trajectories: Path | None = None) -> Starlette:
+    catalogue = Catalogue(source, oracles, trajectories)
 
     async def chat(request: Request) -> Response:
         try:
@@ -253,14 +278,14 @@ class _Server(uvicorn.Server):
         await super().startup(sockets)
         if self.started:
             host, port = self.servers[0].sockets[0].getsockname()[:2]
-            print(f"decathlon serve-policy: http://{host}:{port}/v1 (oracles for {self.config.app.state.source})",
-                  flush=True)
+            print(f"decathlon serve-policy: http://{host}:{port}/v1 ({self.config.app.state.what})", flush=True)
 
 
 def serve_command(ns: argparse.Namespace) -> int:
     source = resolve_source(ns.source)
-    app = make_app(source, ns.oracles)
-    app.state.source = source
+    trajectories = cassettes_dir(source, ns.cassettes) if ns.recorded else None
+    app = make_app(source, ns.oracles, trajectories)
+    app.state.what = f"recorded trajectories in {trajectories}" if trajectories else f"oracles for {source}"
     # uvicorn handles SIGINT/SIGTERM itself: it stops accepting, finishes open requests, then re-raises
     # the signal (SIGINT ends as "interrupted", exit 130). A port it cannot bind exits 1 with its message.
     server = _Server(uvicorn.Config(app, host=ns.host, port=ns.port, log_level="warning", lifespan="off"))

@@ -8,6 +8,9 @@ from decathlon.backends.base import Sandbox
 from decathlon.errors import InfraError
 
 MESSAGES_PATH = "messages.json"
+CASSETTE_PATH = "run/cassette.json"  # relative to the episode's home in the sandbox
+RECORDED_PATH = "cassette.json"  # where a recording episode leaves its cassette
+RECORDED_TRAJECTORY = "trajectory.json"  # and the (redacted) conversation that drove it
 
 
 @dataclass(frozen=True)
@@ -66,10 +69,14 @@ class TaskSession:
             raise InfraError(err.get("kind", "task_api_failed"), err.get("message", f"exit {res.exit_code}"), phase)
         return reply
 
-    async def setup(self, task: str, launch_time: str | None = None, mode: str = "live") -> SetupResult:
+    async def setup(self, task: str, launch_time: str | None = None, mode: str = "live",
+                    cassette: bytes | None = None) -> SetupResult:
         argv = ["setup", task, "--source", self.sandbox.source_path, "--mode", mode]
         if launch_time:
             argv += ["--launch-time", launch_time]
+        if cassette is not None:
+            await self.sandbox.put_file(CASSETTE_PATH, cassette)
+            argv += ["--cassette", CASSETTE_PATH]
         r = await self._call("setup", argv, self.timeouts.setup)
         return SetupResult(r["tools"], r["system_prompt"], r["prompt"], r["launch_time"], r["workspace"],
                            r.get("timings", {}), r)

@@ -18,7 +18,8 @@ def _parser():
     s.add_argument("task")
     s.add_argument("--source", help="Toolathlon root (default: $TOOLATHLON_ROOT)")
     s.add_argument("--launch-time", help='pin the clock: "YYYY-MM-DD HH:MM:SS" (default: now)')
-    s.add_argument("--mode", choices=["live"], default="live")
+    s.add_argument("--mode", choices=["live", "record", "replay"], default="live")
+    s.add_argument("--cassette", help="the cassette to replay (--mode replay)")
     e = sub.add_parser("execute", help="call one tool")
     e.add_argument("tool")
     e.add_argument("args_json", nargs="?", default="{}")
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(execute_main([ns.tool, ns.args_json], str(home.root)))
         elif ns.verb == "setup":
             from task_api.setup import setup
-            emit(setup(home, ns.task, ns.source, ns.launch_time, ns.mode))
+            emit(setup(home, ns.task, ns.source, ns.launch_time, ns.mode, ns.cassette))
         elif ns.verb == "evaluate":
             from task_api.evaluate import evaluate
             emit(evaluate(home, ns.messages, ns.status))
@@ -59,6 +60,11 @@ def main(argv: list[str] | None = None) -> None:
         fail(exc)
     except KeyboardInterrupt:
         fail(InfraError("interrupted", "interrupted"), 130)
+    except Exception as exc:  # still one JSON object: the host must be told, not handed a traceback
+        import traceback
+        traceback.print_exc()
+        fail(InfraError("internal_error", f"task-api {ns.verb} failed: {type(exc).__name__}: {exc} "
+                        "(a bug in task-api; the traceback is on stderr)"))
 
 
 if __name__ == "__main__":

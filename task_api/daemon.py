@@ -18,19 +18,27 @@ from task_api.home import Home
 from task_api.local_tools import tools_for
 from task_api.local_tools.base import Context
 from task_api.mcp_pool import HeldServer, start_all, stop_all
+from mocks.cassette.canonical import tokenize
+from mocks.cassette.errors import CassetteError
+from mocks.cassette.redact import Redactor, secrets_from_env
+from mocks.cassette.store import load as load_cassette_file
+from mocks.replay.server import build_server as build_replay_server
+from task_api.recording import LocalReplay, Recorder
 from task_api.servers_config import ServerSpec
 from task_api.tool_calls import Executor, elapsed_ms
 
 MAX_LIFETIME = float(os.environ.get("DECATHLON_DAEMON_MAX_SECONDS", str(6 * 3600)))
 MAX_REQUEST = 64 << 20
-# Preprocess runs while the daemon waits for its spec; past this, setup is gone.
-SPEC_WAIT = float(os.environ.get("DECATHLON_PREPROCESS_TIMEOUT", "600")) + 120
 
 
 def _write_atomic(path: Path, obj: dict) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _replay_factory(name: str, recording: dict, workspace: Path):
+    return lambda: build_replay_server(name, recording, workspace)
 
 
 async def _read_all(reader: asyncio.StreamReader) -> bytes:
@@ -41,6 +49,13 @@ async def _read_all(reader: asyncio.StreamReader) -> bytes:
             raise InfraError("bad_request", f"request larger than {MAX_REQUEST} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def load_cassette(path: Path) -> dict:
+    try:
+        return load_cassette_file(path)
+    except CassetteError as exc:
+        raise InfraError(exc.kind, exc.message) from None
 
 
 class Daemon:
@@ -64,9 +79,21 @@ class Daemon:
 
     async def start(self) -> dict:
         specs = [ServerSpec.from_json(s) for s in self.spec["servers"]]
-        self.servers = await start_all(specs, self.home.server_logs)
+        workspace = Path(self.spec["workspace"])
+        mode = self.spec.get("mode", "live")
+        factories, local_replay, self.recorder = {}, None, None
+        if mode == "replay":
+            cassette = load_cassette(Path(self.spec["cassette"]))
+            factories = {s.name: _replay_factory(s.name, cassette["servers"][s.name], workspace) for s in specs}
+            local_replay = LocalReplay(cassette.get("local", {}), workspace)
+        self.servers = await start_all(specs, self.home.server_logs, factories)
+        if mode == "record":
+            self.recorder = Recorder(workspace)
+            for name in self.spec["server_order"]:
+                self.recorder.add_server(name, [t.model_dump(by_alias=True, mode="json", exclude_none=True)
+                                                for t in self.servers[name].tools])
         local, unknown = tools_for(self.spec["local_tools"])
-        self.executor = Executor(self.servers, local, Context(Path(self.spec["workspace"])))
+        self.executor = Executor(self.servers, local, Context(workspace), self.recorder, local_replay)
         return {"ok": True, "tools": self.tool_schemas(), "unknown_local_tools": unknown,
                 "servers": {n: {"tools": len(h.tools), "startup_ms": round(h.startup_ms, 1)}
                             for n, h in sorted(self.servers.items())}}
@@ -99,6 +126,16 @@ class Daemon:
         if op == "status":
             return {"alive": True, "pid": os.getpid(), "tool_calls": self.executor.seq,
                     "servers": {n: {"running": h.session is not None} for n, h in sorted(self.servers.items())}}
+        if op == "recording":
+            if self.recorder is None:
+                raise InfraError("bad_request", "this episode is not being recorded (setup --mode record)")
+            # The servers stop first, so their recorded HTTP traffic is flushed before it is collected.
+            await stop_all(self.servers)
+            # Redacted here: only the daemon knows the servers' environments (credentials from configs).
+            envs = [s.get("env") or {} for s in self.spec["servers"]]
+            redactor = Redactor(secrets_from_env(*envs))
+            messages = tokenize(req.get("messages") or [], self.spec["workspace"])
+            return {"recording": redactor.apply(self.recorder.to_json()), "messages": redactor.apply(messages)}
         if op == "shutdown":
             self.done.set()
             return {"stopped": True}
@@ -131,14 +168,12 @@ class Daemon:
             await stop_all(self.servers)
 
 
-def _wait_for_spec(home: Home) -> dict:
-    """Setup starts the daemon before preprocess and writes the spec once it knows the servers."""
-    deadline = time.monotonic() + SPEC_WAIT
-    while not home.daemon_spec.exists():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"daemon: no spec from setup within {SPEC_WAIT:.0f} s")
-        time.sleep(0.005)
-    return json.loads(home.daemon_spec.read_text(encoding="utf-8"))
+def _read_spec() -> dict:
+    """Setup starts the daemon before preprocess and sends the spec on stdin once it knows the servers."""
+    raw = sys.stdin.buffer.read()
+    if not raw:
+        raise SystemExit("daemon: setup closed the pipe without a spec (it failed first)")
+    return json.loads(raw)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -147,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     ns = parser.parse_args(argv)
     home = Home(Path(ns.home))
     home.pidfile.write_text(str(os.getpid()))
-    spec = _wait_for_spec(home)
+    spec = _read_spec()
     try:
         asyncio.run(Daemon(home, spec).serve())
     finally:

@@ -14,6 +14,11 @@ import os
 import re
 from pathlib import Path
 
+from mocks.cassette.canonical import tokenize
+from mocks.cassette.redact import Redactor, secrets_from_env
+from mocks.cassette.store import save, write_atomic
+from task_api import modes
+from task_api.client import DaemonError, request
 from task_api.errors import InfraError, tail
 from task_api.home import Home
 from task_api.subproc import run_module
@@ -63,15 +68,45 @@ def evaluate(home: Home, messages_file: str, status: str) -> dict:
                              encoding="utf-8")
     result: dict = {"pass": None, "metrics": {}, "exit_code": None, "output_tail": "", "elapsed_ms": 0.0,
                     "status": status}
+    mode = session.get("mode", "live")
+    # Toolathlon disconnects the MCP servers before evaluating; a recording collects them then.
+    recording = _take_recording(home, messages) if mode == "record" else None
     if status == "success":
-        result.update(_run_evaluator(home, session))
+        result.update(_run_evaluator(home, session, modes.http_env(home, mode, "evaluator")))
+        modes.check_http_misses(home, mode, "evaluation")
+    if recording is not None:
+        result["cassette"] = str(_write_cassette(home, session, recording, status, result))
     home.eval_res.write_text(json.dumps({"pass": result["pass"], "metrics": result["metrics"],
                                          "details" if result["pass"] else "failure": result["output_tail"]},
                                         ensure_ascii=False, indent=2), encoding="utf-8")
     return result
 
 
-def _run_evaluator(home: Home, session: dict) -> dict:
+def _take_recording(home: Home, messages: list[dict]) -> dict:
+    try:
+        return request(str(home.socket), {"op": "recording", "messages": messages}, timeout=120)
+    except DaemonError as exc:
+        raise InfraError(exc.kind, f"could not collect the recording: {exc.message}") from None
+
+
+def _write_cassette(home: Home, session: dict, recording: dict, status: str, result: dict) -> Path:
+    """Written only now, when the episode has ended cleanly: whole (atomic), redacted, sealed."""
+    cassette = {
+        "meta": {"task": session["task"], "source": Path(session["source"]).name, "launch_time": session["launch_time"],
+                 "status": status, "recorded_pass": result["pass"], "recorded_metrics": result["metrics"]},
+        "servers": recording["recording"]["servers"],
+        "local": recording["recording"]["local"],
+        "http": modes.collect_http(home),
+    }
+    redactor = Redactor(secrets_from_env())
+    save(home.cassette_out, redactor.apply(tokenize(cassette, session["workspace"])))
+    trajectory = {"format": "decathlon-trajectory", "version": 1, "task": session["task"],
+                  "messages": redactor.apply(recording["messages"])}
+    write_atomic(home.trajectory_out, json.dumps(trajectory, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    return home.cassette_out
+
+
+def _run_evaluator(home: Home, session: dict, env: dict[str, str]) -> dict:
     task = load_task(Path(session["source"]), session["task"])
     if not task.evaluator.is_file():
         raise InfraError("evaluator_missing", f"task {task.name} has no evaluation/main.py ({task.evaluator})")
@@ -79,7 +114,7 @@ def _run_evaluator(home: Home, session: dict) -> dict:
     run = run_module(task.module("evaluation"), ["--res_log_file", str(home.traj_log), "--agent_workspace",
                                                  session["workspace"], "--groundtruth_workspace", gt,
                                                  "--launch_time", session["launch_time"]],
-                     cwd=task.source, timeout=EVAL_TIMEOUT)
+                     cwd=task.source, timeout=EVAL_TIMEOUT, env=env)
     home.eval_output.write_text(run.output, encoding="utf-8")
     if run.exit_code is None:
         raise InfraError("evaluator_timeout", f"the evaluator of {task.name} ran over {EVAL_TIMEOUT:.0f} s; "

@@ -29,10 +29,6 @@ class Home:
         return self.run / "session.json"
 
     @property
-    def daemon_spec(self) -> Path:
-        return self.run / "daemon_spec.json"
-
-    @property
     def ready(self) -> Path:
         return self.run / "ready.json"
 
@@ -59,6 +55,26 @@ class Home:
     @property
     def eval_output(self) -> Path:
         return self.root / "eval_output.txt"
+
+    @property
+    def http(self) -> Path:
+        """Per-process HTTP recordings (record) or the recordings being replayed (replay)."""
+        return self.run / "http"
+
+    @property
+    def cassette_in(self) -> Path:
+        """The cassette a replay reads (copied here by setup)."""
+        return self.run / "cassette.json"
+
+    @property
+    def cassette_out(self) -> Path:
+        """The cassette a recording writes when the episode ends cleanly."""
+        return self.root / "cassette.json"
+
+    @property
+    def trajectory_out(self) -> Path:
+        """The recorded conversation, redacted like the cassette, written with it."""
+        return self.root / "trajectory.json"
 
     @property
     def socket(self) -> Path:

@@ -8,7 +8,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
@@ -25,6 +25,8 @@ STOP_TIMEOUT = 10.0
 class HeldServer:
     spec: ServerSpec
     errlog: Path
+    # Served in this process (a replay, or one of our stand-ins) instead of spawned.
+    factory: Callable[[], Any] | None = None
     session: ClientSession | None = None
     tools: list[Any] = field(default_factory=list)
     startup_ms: float = 0.0
@@ -53,9 +55,9 @@ class HeldServer:
 
     async def _hold(self, ready: asyncio.Future) -> None:
         try:
-            builder = inprocess_builder(self.spec)
-            if builder is not None:
-                await self._hold_inprocess(builder, ready)
+            factory = self.factory or inprocess_factory(self.spec)
+            if factory is not None:
+                await self._hold_inprocess(factory, ready)
                 return
             params = StdioServerParameters(command=self.spec.command, args=self.spec.args, env=self.spec.env or None,
                                            cwd=self.spec.cwd)
@@ -70,10 +72,10 @@ class HeldServer:
         finally:
             self.session = None
 
-    async def _hold_inprocess(self, builder, ready: asyncio.Future) -> None:
-        """One of the project's own Python stand-ins, served in this process over in-memory JSON-RPC."""
+    async def _hold_inprocess(self, factory: Callable[[], Any], ready: asyncio.Future) -> None:
+        """A server of ours, served in this process over in-memory JSON-RPC (the real protocol, no spawn)."""
         try:
-            server = builder(self.spec.args[2:])
+            server = factory()
         except Exception as exc:
             self.errlog.write_text(f"{type(exc).__name__}: {exc}\n", encoding="utf-8")
             raise
@@ -111,7 +113,7 @@ class HeldServer:
                 self._task.cancel()
 
 
-def inprocess_builder(spec: ServerSpec):
+def inprocess_factory(spec: ServerSpec) -> Callable[[], Any] | None:
     """The stand-in's `inprocess_server(argv)` when the spec runs one of ours with this interpreter.
 
     Same code, same JSON-RPC, no interpreter start per server (most of a stdio server's start-up is
@@ -126,7 +128,8 @@ def inprocess_builder(spec: ServerSpec):
         module = importlib.import_module(args[1])
     except ImportError:
         return None
-    return getattr(module, "inprocess_server", None)
+    build = getattr(module, "inprocess_server", None)
+    return None if build is None else (lambda: build(args[2:]))
 
 
 def _page(cursor: str | None):
@@ -143,9 +146,10 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-async def start_all(specs: list[ServerSpec], logs: Path) -> dict[str, HeldServer]:
+async def start_all(specs: list[ServerSpec], logs: Path,
+                    factories: dict[str, Callable[[], Any]] | None = None) -> dict[str, HeldServer]:
     logs.mkdir(parents=True, exist_ok=True)
-    held = {s.name: HeldServer(s, logs / f"{s.name}.stderr") for s in specs}
+    held = {s.name: HeldServer(s, logs / f"{s.name}.stderr", (factories or {}).get(s.name)) for s in specs}
     results = await asyncio.gather(*(h.start() for h in held.values()), return_exceptions=True)
     failures = [r for r in results if isinstance(r, BaseException)]
     if failures:

@@ -11,7 +11,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from task_api import launch_time as lt
+from task_api import modes
 from task_api.errors import InfraError, tail
 from task_api.home import Home
 from task_api.lifecycle import alive
@@ -45,11 +45,11 @@ def _fresh_workspace(home: Home, task: TaskDef) -> None:
         home.workspace.mkdir(parents=True)
 
 
-def _preprocess(home: Home, task: TaskDef, launch: str) -> None:
+def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str]) -> None:
     if not task.has_preprocess:
         return
     run = run_module(task.module("preprocess"), ["--agent_workspace", str(home.workspace), "--launch_time", launch],
-                     cwd=task.source, timeout=PREPROCESS_TIMEOUT)
+                     cwd=task.source, timeout=PREPROCESS_TIMEOUT, env=env)
     if run.exit_code is None:
         raise InfraError("preprocess_timeout", f"preprocess of {task.name} ran over {PREPROCESS_TIMEOUT:.0f} s; "
                          f"output tail: {tail(run.output)}")
@@ -69,18 +69,21 @@ def _spawn_daemon(home: Home) -> subprocess.Popen:
     """Start the daemon first: it imports the MCP SDK (most of its start-up) while setup prepares the
     workspace and runs preprocess, then waits for its spec."""
     home.run.mkdir(parents=True, exist_ok=True)
-    for stale in (home.daemon_spec, home.ready):
-        stale.unlink(missing_ok=True)
+    home.ready.unlink(missing_ok=True)
     with open(home.daemon_log, "ab") as log:
         return subprocess.Popen([sys.executable, "-m", "task_api.daemon", "--home", str(home.root)],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True,
                                 cwd=str(home.root))
 
 
 def _wait_ready(home: Home, proc: subprocess.Popen, spec: dict) -> dict:
-    tmp = home.daemon_spec.with_suffix(".tmp")
-    tmp.write_text(json.dumps(spec), encoding="utf-8")
-    os.replace(tmp, home.daemon_spec)  # whole or not at all: the daemon is polling for it
+    # Over a pipe, not a file: the servers' environments may carry credentials.
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps(spec).encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # it died; reported below with its log
     deadline = time.monotonic() + START_TIMEOUT + 30
     while time.monotonic() < deadline:
         if home.ready.exists():
@@ -105,14 +108,16 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str) -> dict:
+def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str,
+          cassette: str | None = None) -> dict:
     began = time.monotonic()
     timings: dict[str, float] = {}
     src = resolve_source(source)
     task = load_task(src, task_id)
-    launch = lt.resolve(launch_time)
     if _daemon_alive(home):
         raise InfraError("already_set_up", f"an episode is already set up in {home.root}; run `task-api teardown` first")
+    tape = modes.open_cassette(home, task, mode, cassette)
+    launch = modes.launch_time(tape, launch_time)
     daemon = _spawn_daemon(home)
     try:
         t = time.monotonic()
@@ -120,7 +125,8 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         timings["workspace"] = time.monotonic() - t
 
         t = time.monotonic()
-        _preprocess(home, task, launch)
+        _preprocess(home, task, launch, modes.http_env(home, mode, "preprocess"))
+        modes.check_http_misses(home, mode, "preprocess")
         timings["preprocess"] = time.monotonic() - t
 
         for server, folder in SERVER_FOLDERS.items():
@@ -128,10 +134,12 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
                 (home.workspace / folder).mkdir(exist_ok=True)
 
         t = time.monotonic()
-        specs = resolve_servers(load_raw_configs(src), task.servers, Templates(src, home.workspace, task.dir),
-                                default_cwd=home.workspace)
+        specs = modes.server_specs(home, mode, resolve_servers(
+            load_raw_configs(src), task.servers, Templates(src, home.workspace, task.dir), default_cwd=home.workspace)
+            if mode != "replay" else modes.replayed_specs(task.servers))
         ready = _wait_ready(home, daemon, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
-                                           "server_order": task.servers, "local_tools": task.local_tools})
+                                           "server_order": task.servers, "local_tools": task.local_tools,
+                                           "mode": mode, "cassette": str(home.cassette_in) if tape else None})
         timings["servers"] = time.monotonic() - t
     except BaseException:
         # No half-set-up episode: the daemon (and any server it started) goes with the failure.
@@ -147,7 +155,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         "unknown_local_tools": ready["unknown_local_tools"],
         "timings": {k: round(v, 4) for k, v in timings.items()},
     }
-    session = {**result, "source": str(src), "config": task.config,
+    session = {**result, "source": str(src), "config": task.config, "cassette": str(home.cassette_in) if tape else None,
                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     home.session.write_text(json.dumps(session, ensure_ascii=False), encoding="utf-8")
     return result

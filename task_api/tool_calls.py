@@ -7,8 +7,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import mcp.types as types
+from mcp import MCPError
+from pydantic import TypeAdapter
+
+from mocks.replay.protocol import REPLAY_MISS_CODE
+from task_api.errors import InfraError
 from task_api.local_tools.base import ArgError, Context, LocalTool, ToolLogEntry, check_args
 from task_api.mcp_pool import HeldServer, _describe
+from task_api.recording import LocalReplay, Recorder
 from task_api.routing import LOCAL, route
 from task_api.toolfmt import cut_overlong, render
 
@@ -18,6 +25,7 @@ class Outcome:
     content: str
     is_error: bool
     context: dict | None = None
+    raw_items: list[dict] | None = None  # an MCP result's content items as received (for recording)
 
 
 def parse_args(full_name: str, tool: str, raw: str) -> dict[str, Any] | Outcome:
@@ -34,10 +42,13 @@ def parse_args(full_name: str, tool: str, raw: str) -> dict[str, Any] | Outcome:
 
 
 class Executor:
-    def __init__(self, servers: dict[str, HeldServer], local: dict[str, LocalTool], ctx: Context) -> None:
+    def __init__(self, servers: dict[str, HeldServer], local: dict[str, LocalTool], ctx: Context,
+                 recorder: Recorder | None = None, local_replay: LocalReplay | None = None) -> None:
         self.servers = servers
         self.local = local
         self.ctx = ctx
+        self.recorder = recorder
+        self.local_replay = local_replay
         self.seq = 0
         self.known = {f"{name}-{t.name}" for name, h in servers.items() for t in h.tools}
         self.known |= {f"{LOCAL}-{name}" for name in local}
@@ -58,6 +69,13 @@ class Executor:
                 out = args
             elif r.server == LOCAL:
                 out = await self._local(full_name, self.local[r.tool], args)
+                if self.recorder is not None:
+                    self.recorder.local_call(r.tool, raw_args, out.content, out.is_error)
+                if self.local_replay is not None:
+                    out.content = self.local_replay.check(r.tool, raw_args, out.content)
+            elif self.recorder is not None:
+                held, tool = self.servers[r.server], r.tool
+                out = await self.recorder.mcp(r.server, tool, args, lambda: self._mcp(full_name, held, tool, args))
             else:
                 out = await self._mcp(full_name, self.servers[r.server], r.tool, args)
         out.content = cut_overlong(out.content, full_name, self.ctx.workspace, seq)
@@ -80,20 +98,40 @@ class Executor:
                            f"{held.spec.name} is not running; stderr tail: {held.stderr_tail()}", True)
         timeout = held.spec.timeout
         try:
-            result = await asyncio.wait_for(held.session.call_tool(tool, args, read_timeout_seconds=timeout),
-                                            timeout + 5)
+            raw = await asyncio.wait_for(call_raw(held.session, tool, args, timeout), timeout + 5)
         except asyncio.TimeoutError:
             msg = f"Timed out while waiting for response to ClientRequest. Waited {timeout} seconds."
             return Outcome(f"Error running tool {full_name}: Error invoking MCP tool {tool}: {msg}", True)
         except Exception as exc:
+            miss = replay_miss(exc)
+            if miss is not None:
+                raise InfraError("replay_miss", miss) from None
             detail = _describe(exc)
             if "timed out" in detail.lower() or "timeout" in detail.lower():
                 detail = f"Timed out while waiting for response to ClientRequest. Waited {timeout} seconds."
             else:
                 detail = str(exc) or detail
             return Outcome(f"Error running tool {full_name}: Error invoking MCP tool {tool}: {detail}", True)
-        items = [c.model_dump(mode="json", by_alias=True) for c in result.content]
-        return Outcome(render(items), bool(result.is_error))
+        items = raw.get("content") or []
+        return Outcome(render(items), bool(raw.get("isError")), raw_items=items)
+
+
+_RAW = TypeAdapter(dict[str, Any])
+
+
+async def call_raw(session, tool: str, args: dict, timeout: float) -> dict[str, Any]:
+    """tools/call, keeping the result as sent: typed models would drop fields a server adds to its
+    content items (cli-mcp-server's "error": true), which Toolathlon's client showed the model."""
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=args))
+    return await session.send_request(request, _RAW, request_read_timeout_seconds=timeout)
+
+
+def replay_miss(exc: BaseException) -> str | None:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, MCPError) and exc.code == REPLAY_MISS_CODE:
+        return exc.message
+    return None
 
 
 def elapsed_ms(start: float) -> float:

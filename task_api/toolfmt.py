@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mocks.replay.protocol import unpack_extras
+
 MAX_CHARS = int(os.environ.get("BENCH_MAX_SINGLE_TURN_RETURN_CHARS", "100000"))
 OVERLONG_DIR = ".overlong_tool_outputs"
 _ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"  # shortuuid's
@@ -20,6 +22,7 @@ _ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"  # short
 
 def content_item(item: dict[str, Any]) -> dict[str, Any]:
     """One MCP content item in the key order and shape the recordings show."""
+    item = unpack_extras(item)
     out: dict[str, Any] = {"type": item.get("type")}
     for key, value in item.items():
         if key in ("type", "_meta", "meta", "annotations"):

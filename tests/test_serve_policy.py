@@ -197,3 +197,19 @@ def test_command_prints_its_url_and_stops_on_a_signal(sig: signal.Signals) -> No
             proc.wait()
     # uvicorn finishes, then lets the signal take its usual course: "interrupted" (130), or death by SIGTERM.
     assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGTERM)
+
+
+def test_serves_recorded_trajectories_turn_by_turn():
+    tapes = REPO / "fixtures" / "cassettes"
+    client = TestClient(make_app(MINI, trajectories=tapes))
+    recorded = json.loads((tapes / "contacts-dedupe.trajectory.json").read_text())["messages"]
+    turns = [m for m in recorded if m["role"] == "assistant"]
+    messages = _conversation(MINI, "contacts-dedupe")
+    for want in turns:
+        got = _ask(client, messages)["choices"][0]["message"]
+        expected = json.loads(json.dumps(want).replace("${agent_workspace}", str(WORKSPACE)))
+        assert got.get("tool_calls") == expected.get("tool_calls") and got.get("content") == expected.get("content")
+        messages.append(got)
+        for call in got.get("tool_calls") or []:
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": "ok"})
+    assert _ask(client, messages)["choices"][0]["message"]["content"] == ""  # the recording has ended

@@ -1,6 +1,8 @@
 """A tiny MCP server for tests: `echo` answers, `hang` never does, `big` returns a huge output."""
 from __future__ import annotations
 
+import os
+
 import anyio
 import mcp.types as types
 from mcp.server import Server
@@ -10,6 +12,8 @@ TOOLS = [
     types.Tool(name="echo", description="Echo the text back.",
                input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
     types.Tool(name="hang", description="Never answers.", input_schema={"type": "object", "properties": {}}),
+    types.Tool(name="env", description="The value of an environment variable.",
+               input_schema={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
     types.Tool(name="big", description="A very long output.",
                input_schema={"type": "object", "properties": {"chars": {"type": "integer"}}}),
 ]
@@ -23,6 +27,8 @@ async def on_call_tool(ctx, params: types.CallToolRequestParams):
     args = params.arguments or {}
     if params.name == "echo":
         return types.CallToolResult(content=[types.TextContent(type="text", text=str(args.get("text")))])
+    if params.name == "env":
+        return types.CallToolResult(content=[types.TextContent(type="text", text=os.environ.get(str(args.get("name")), ""))])
     if params.name == "hang":
         await anyio.sleep(3600)
     if params.name == "big":

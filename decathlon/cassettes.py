@@ -1,0 +1,89 @@
+"""Where cassettes and recorded trajectories live, and the host-side checks on them.
+
+Convention: for a source `X/<pack>`, `X/cassettes/<task>.cassette.json` and
+`X/cassettes/<task>.trajectory.json` (so fixtures/toolathlon-mini → fixtures/cassettes/), unless
+--cassettes or DECATHLON_CASSETTES says otherwise.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from decathlon.errors import InfraError
+from mocks.cassette.canonical import detokenize
+from mocks.cassette.errors import CassetteError
+from mocks.cassette.redact import scan, secrets_from_env
+from mocks.cassette.store import load, strings
+
+CASSETTE_SUFFIX = ".cassette.json"
+TRAJECTORY_SUFFIX = ".trajectory.json"
+TRAJECTORY_FORMAT = "decathlon-trajectory"
+
+
+def cassettes_dir(source: Path, explicit: Path | None = None) -> Path:
+    if explicit:
+        return explicit
+    env = os.environ.get("DECATHLON_CASSETTES")
+    return Path(env) if env else source.parent / "cassettes"
+
+
+def cassette_path(folder: Path, task: str) -> Path:
+    return folder / f"{task}{CASSETTE_SUFFIX}"
+
+
+def trajectory_path(folder: Path, task: str) -> Path:
+    return folder / f"{task}{TRAJECTORY_SUFFIX}"
+
+
+def read_cassette_bytes(path: Path) -> bytes:
+    """The cassette for a replay, checked here so a bad file is named before a sandbox is spent on it."""
+    try:
+        load(path)
+    except CassetteError as exc:
+        raise InfraError(exc.kind, exc.message, "setup") from None
+    return path.read_bytes()
+
+
+def read_trajectory(path: Path, workspace: str) -> list[dict]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InfraError("no_trajectory", f"no recorded trajectory at {path}", "policy") from exc
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InfraError("bad_trajectory", f"{path}: {exc}", "policy") from exc
+    messages = raw.get("messages") if isinstance(raw, dict) else None
+    if not isinstance(messages, list):
+        raise InfraError("bad_trajectory", f"{path} has no `messages` list", "policy")
+    return detokenize(messages, workspace)
+
+
+def verify(paths: list[Path]) -> list[str]:
+    """Every problem with the cassettes (and trajectories) under these paths; empty when all is well."""
+    files: list[Path] = []
+    problems = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted(p.rglob(f"*{CASSETTE_SUFFIX}")) + sorted(p.rglob(f"*{TRAJECTORY_SUFFIX}"))
+            if not found:
+                problems.append(f"{p}: no cassettes here")
+            files += found
+        elif p.exists():
+            files.append(p)
+        else:
+            problems.append(f"{p}: no such file or folder")
+    secrets = secrets_from_env()
+    for f in files:
+        try:
+            data: Any = load(f) if f.name.endswith(CASSETTE_SUFFIX) or not f.name.endswith(TRAJECTORY_SUFFIX) \
+                else json.loads(f.read_text(encoding="utf-8"))
+        except CassetteError as exc:
+            problems.append(f"{f}: {exc.message}")
+            continue
+        except (OSError, json.JSONDecodeError) as exc:
+            problems.append(f"{f}: unreadable: {exc}")
+            continue
+        for finding in scan(strings(data), secrets):
+            problems.append(f"{f}: possible secret: {finding}")
+    return problems

@@ -1,0 +1,81 @@
+"""`decathlon record`: live episodes, one at a time, each leaving a cassette and its trajectory."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from decathlon.backends.local import LocalBackend
+from decathlon.cassettes import cassette_path, cassettes_dir, trajectory_path
+from decathlon.console import console
+from decathlon.episode import EpisodeConfig, run_episode
+from decathlon.errors import InfraError
+from decathlon.policies import make_policy
+from decathlon.tasks import resolve_source, select
+from task_api.lifecycle import alive
+
+
+@contextmanager
+def recorder_lock(target: Path) -> Iterator[None]:
+    """One recorder per cassette file: a second one aimed at it is refused, a crashed one's lock is taken over."""
+    lock = target.with_name(target.name + ".lock")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            break
+        except FileExistsError:
+            try:
+                holder = int(lock.read_text().strip() or "0")
+            except (OSError, ValueError):
+                holder = 0
+            if holder and alive(holder):
+                raise InfraError("cassette_locked", f"another recorder (pid {holder}) is writing {target}; "
+                                 f"wait for it, or remove {lock} if it is gone") from None
+            lock.unlink(missing_ok=True)
+    else:
+        raise InfraError("cassette_locked", f"could not take {lock}")
+    try:
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+async def record_command(ns: argparse.Namespace) -> int:
+    if not ns.tasks and not ns.all:
+        raise InfraError("usage", "name at least one TASK, or pass --all")
+    if ns.policy == "null":
+        raise InfraError("usage", "recording the null policy records nothing worth replaying; use oracle, replay or a model")
+    source = resolve_source(ns.source)
+    names = select(source, ns.tasks, ns.all)
+    out = cassettes_dir(source, ns.out)
+    policy = make_policy(ns.policy, source, ns.oracles, out)
+    if not ns.force:
+        existing = [str(cassette_path(out, n)) for n in names if cassette_path(out, n).exists()]
+        if existing:
+            raise InfraError("cassette_exists", f"{', '.join(existing)} already exist; pass --force to overwrite")
+    run_id = uuid.uuid4().hex[:12]
+    out_console = console(stderr=True)
+    failed = 0
+    # One at a time: recordings are the ground truth of replays, and parallel episodes could
+    # interfere through whatever shared service they record.
+    for task in names:
+        target = cassette_path(out, task)
+        with recorder_lock(target):
+            cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
+                                launch_time=ns.launch_time, max_turns=ns.max_turns, mode="record", record_to=out)
+            result = await run_episode(cfg, LocalBackend(), policy)
+        if result.infra_error:
+            failed += 1
+            out_console.print(f"[red]{task}: not recorded[/]: {result.infra_error['kind']}: {result.infra_error['message']}")
+        else:
+            out_console.print(f"{task}: recorded {target} (reward {result.reward:.2f}) and {trajectory_path(out, task).name}")
+        print(json.dumps({"task": task, "cassette": None if result.infra_error else str(target),
+                          "reward": result.reward, "pass": result.passed, "infra_error": result.infra_error}))
+    return 1 if failed else 0

@@ -1,0 +1,1 @@
+"""mocks.replay: serve a cassette's recorded MCP server (in-process with the daemon, or standalone)."""

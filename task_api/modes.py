@@ -1,0 +1,106 @@
+"""live, record, replay: what each mode changes in setup and evaluate."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from mocks.cassette.errors import CassetteError
+from mocks.cassette.redact import secret_names
+from mocks.cassette.store import load
+from task_api import launch_time as lt
+from task_api.errors import InfraError
+from task_api.home import Home
+from task_api.servers_config import ServerSpec
+from task_api.taskdef import TaskDef
+
+MODES = ("live", "record", "replay")
+
+
+def open_cassette(home: Home, task: TaskDef, mode: str, path: str | None) -> dict | None:
+    """The cassette a replay serves from, checked against the task; copied into the episode's home."""
+    if mode not in MODES:
+        raise InfraError("usage", f"unknown mode {mode!r}; one of {', '.join(MODES)}")
+    if mode != "replay":
+        if path:
+            raise InfraError("usage", "--cassette is for --mode replay (a recording is written to "
+                             f"{home.cassette_out.name} in the episode home)")
+        return None
+    if not path:
+        raise InfraError("usage", "--mode replay needs --cassette PATH")
+    # Relative to the episode's home: the host puts it there whatever the exec's working directory.
+    path = str(Path(path) if Path(path).is_absolute() else home.root / path)
+    try:
+        cassette = load(Path(path))
+    except CassetteError as exc:
+        raise InfraError(exc.kind, exc.message) from None
+    recorded = cassette.get("meta", {}).get("task")
+    if recorded != task.name:
+        raise InfraError("cassette_mismatch", f"{path} records task {recorded!r}, not {task.name!r}")
+    missing = [s for s in task.servers if s not in cassette["servers"]]
+    if missing:
+        raise InfraError("cassette_mismatch", f"{path} has no recording of server(s) {', '.join(missing)} "
+                         f"that {task.name} needs; re-record it")
+    home.run.mkdir(parents=True, exist_ok=True)
+    if Path(path).resolve() != home.cassette_in.resolve():
+        shutil.copyfile(path, home.cassette_in)
+    if os.environ.get("DECATHLON_HTTP_DISABLED") != "1":
+        from mocks import http
+        http.prepare_replay(home.http, cassette.get("http", []))
+    return cassette
+
+
+def launch_time(cassette: dict | None, explicit: str | None) -> str:
+    """A replay runs at the recorded clock: preprocess and evaluator must see the same date."""
+    if cassette is None:
+        return lt.resolve(explicit)
+    recorded = cassette["meta"]["launch_time"]
+    if explicit and lt.resolve(explicit) != recorded:
+        raise InfraError("cassette_mismatch", f"the cassette was recorded at launch time {recorded!r}; "
+                         f"a replay cannot run at {lt.resolve(explicit)!r}")
+    return recorded
+
+
+def http_env(home: Home, mode: str, label: str, child_env: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment that makes a child process record or replay its HTTP traffic; the values of its
+    credential-looking variables are redacted before anything is written."""
+    if mode == "live" or os.environ.get("DECATHLON_HTTP_DISABLED") == "1":
+        return {}
+    from mocks import http
+    env = http.env_for(mode, home.http, label, secret_names({**os.environ, **(child_env or {})}))
+    if child_env and "PYTHONPATH" in env and child_env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = env["PYTHONPATH"] + os.pathsep + child_env["PYTHONPATH"]
+    return env
+
+
+def server_specs(home: Home, mode: str, specs: list[ServerSpec]) -> list[ServerSpec]:
+    """Recorded servers also record their HTTP traffic."""
+    if mode != "record":
+        return specs
+    return [ServerSpec(s.name, s.command, s.args, {**s.env, **http_env(home, mode, f"server-{s.name}", s.env)},
+                       s.cwd, s.timeout) for s in specs]
+
+
+def replayed_specs(names: list[str]) -> list[ServerSpec]:
+    """A replay starts no real server: each is answered in-process from the cassette."""
+    return [ServerSpec(name=n, command="<replay>", args=[]) for n in names]
+
+
+def check_http_misses(home: Home, mode: str, label: str) -> None:
+    """A replayed process asked for something that was not recorded: a replay miss, never a pass."""
+    if mode != "replay" or os.environ.get("DECATHLON_HTTP_DISABLED") == "1":
+        return
+    from mocks import http
+    missed = http.misses(home.http)
+    if missed:
+        first = missed[0]
+        raise InfraError("replay_miss", f"replay miss in the {label} step: HTTP {first.get('method')} "
+                         f"{first.get('url')} (from {first.get('process')}) was not recorded; "
+                         f"{len(missed)} miss(es) in all; nearest recorded: {first.get('nearest')}")
+
+
+def collect_http(home: Home) -> list[dict]:
+    if os.environ.get("DECATHLON_HTTP_DISABLED") == "1":
+        return []
+    from mocks import http
+    return http.collect(home.http)

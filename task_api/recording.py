@@ -1,0 +1,93 @@
+"""Record and replay inside the daemon: every MCP call and its workspace side effects written down;
+built-in tools checked against what they printed when recorded."""
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import time
+from pathlib import Path
+from typing import Awaitable, Callable
+
+from mocks.cassette import delta
+from mocks.cassette.canonical import canonical, detokenize, tokenize
+from mocks.cassette.rules import WORKSPACE_SKIP, normalise_local
+from task_api.errors import InfraError
+
+
+def parse_args(raw: str | None) -> object:
+    """A call's arguments for matching: the JSON value, or the raw text when it is not JSON."""
+    if raw is None or raw.strip() == "":
+        return {}
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+class Recorder:
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.ws = str(workspace)
+        self.servers: dict[str, dict] = {}
+        self.local: list[dict] = []
+        # One call at a time, so each workspace change is attributed to the call that made it.
+        self.lock = asyncio.Lock()
+
+    def add_server(self, name: str, tools: list[dict]) -> None:
+        self.servers[name] = {"tools": tokenize(tools, self.ws), "interactions": []}
+
+    async def mcp(self, server: str, tool: str, args: dict, call: Callable[[], Awaitable]) -> object:
+        async with self.lock:
+            before = delta.snapshot(self.workspace, WORKSPACE_SKIP)
+            start = time.monotonic()
+            outcome = await call()
+            elapsed = round((time.monotonic() - start) * 1000, 3)
+            change = delta.diff(self.workspace, before, delta.snapshot(self.workspace, WORKSPACE_SKIP))
+        items = getattr(outcome, "raw_items", None)
+        if items is None:  # the call itself failed (timeout, crash): not a server answer to replay
+            return outcome
+        rec = self.servers[server]["interactions"]
+        entry = {"seq": len(rec) + 1, "tool": tool, "arguments": tokenize(args, self.ws),
+                 "result": {"content": tokenize(items, self.ws), "is_error": outcome.is_error}, "elapsed_ms": elapsed}
+        if change:
+            entry["workspace_delta"] = tokenize(change, self.ws)
+        rec.append(entry)
+        return outcome
+
+    def local_call(self, tool: str, raw_args: str | None, content: str, is_error: bool) -> None:
+        self.local.append({"seq": len(self.local) + 1, "tool": tool, "arguments": tokenize(parse_args(raw_args), self.ws),
+                           "content": tokenize(content, self.ws), "is_error": is_error})
+
+    def to_json(self) -> dict:
+        return {"servers": self.servers, "local": {"mode": "live-checked", "interactions": self.local}}
+
+
+class LocalReplay:
+    """Built-in tools run for real in a replay (their side effects matter); what they print must
+    equal the recording up to the declared volatile fields, and then the recorded text is shown."""
+
+    def __init__(self, section: dict, workspace: Path) -> None:
+        self.ws = str(workspace)
+        self.by_key: dict[tuple[str, str], list[dict]] = {}
+        for item in section.get("interactions", []):
+            self.by_key.setdefault((item["tool"], canonical(item["arguments"])), []).append(item)
+        self.used: dict[tuple[str, str], int] = {}
+
+    def check(self, tool: str, raw_args: str | None, content: str) -> str:
+        key = (tool, canonical(tokenize(parse_args(raw_args), self.ws)))
+        n = self.used.get(key, 0)
+        recorded = self.by_key.get(key, [])
+        if n >= len(recorded):
+            raise InfraError("replay_miss", f"replay miss: local-{tool} {key[1]} was not recorded"
+                             + (f" more than {len(recorded)} time(s)" if recorded else ""))
+        self.used[key] = n + 1
+        want = recorded[n]["content"]
+        have = tokenize(content, self.ws)
+        if normalise_local(tool, have) != normalise_local(tool, want):
+            diff = "\n".join(difflib.unified_diff(normalise_local(tool, want).splitlines(),
+                                                  normalise_local(tool, have).splitlines(), "recorded", "replayed",
+                                                  lineterm=""))
+            raise InfraError("replay_divergence", f"local-{tool} printed something else than when recorded "
+                             f"(call {key[1]}):\n{diff[:4000]}")
+        return detokenize(want, self.ws)

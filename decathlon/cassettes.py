@@ -1,8 +1,6 @@
 """Where cassettes and recorded trajectories live, and the host-side checks on them.
 
-Convention: for a source `X/<pack>`, `X/cassettes/<task>.cassette.json` and
-`X/cassettes/<task>.trajectory.json` (so fixtures/toolathlon-mini → fixtures/cassettes/), unless
---cassettes or DECATHLON_CASSETTES says otherwise.
+Convention: `<task>.cassette.json` and `<task>.trajectory.json` in the folder `cassettes_dir` names.
 """
 from __future__ import annotations
 
@@ -23,10 +21,15 @@ TRAJECTORY_FORMAT = "decathlon-trajectory"
 
 
 def cassettes_dir(source: Path, explicit: Path | None = None) -> Path:
+    """--cassettes, else $DECATHLON_CASSETTES, else <source>/cassettes (an imported set), else
+    <source>/../cassettes (fixtures/toolathlon-mini → fixtures/cassettes)."""
     if explicit:
         return explicit
     env = os.environ.get("DECATHLON_CASSETTES")
-    return Path(env) if env else source.parent / "cassettes"
+    if env:
+        return Path(env)
+    inside = source / "cassettes"
+    return inside if inside.is_dir() else source.parent / "cassettes"
 
 
 def cassette_path(folder: Path, task: str) -> Path:

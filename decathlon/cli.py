@@ -19,8 +19,11 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("tasks", help="list the tasks of a source")
-    _add_source(t)
+    t.add_argument("--source", help="a Toolathlon root (default: $TOOLATHLON_ROOT), or `toolathlon-manifest` "
+                   "for the 108 tasks' facts")
     t.add_argument("--json", action="store_true", help="a JSON array instead of a table")
+    t.add_argument("--check-manifest", action="store_true",
+                   help="report how this Toolathlon checkout differs from the 108-task manifest (exit 1 on drift)")
 
     r = sub.add_parser("run", help="run episodes and print their rewards")
     r.add_argument("tasks", nargs="*", metavar="TASK")
@@ -29,8 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--backend", choices=["local"], default="local")
     r.add_argument("--policy", default="oracle", help="oracle | null | replay | openai:<model>")
     r.add_argument("--oracles", type=Path, help="folder of oracle trajectories (default: <source>/oracles)")
-    r.add_argument("--mode", choices=["live", "replay"], default="live",
-                   help="replay: every MCP server answered from the task's cassette (record with `decathlon record`)")
+    r.add_argument("--mode", choices=["live", "replay"],
+                   help="replay: every MCP server answered from the task's cassette (record with `decathlon record`); "
+                   "default: replay with --policy replay, else live")
     r.add_argument("--cassettes", type=Path, help="cassette folder (default: <source>/../cassettes)")
     r.add_argument("--trajectory", type=Path, help="recorded trajectory for --policy replay (default: beside the cassette)")
     r.add_argument("--launch-time", help='pin the clock, "YYYY-MM-DD HH:MM:SS" (default: now)')
@@ -54,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     cas_sub = cas.add_subparsers(dest="cassettes_command", required=True)
     ver = cas_sub.add_parser("verify", help="format, version, hashes and a secrets scan; non-zero on any problem")
     ver.add_argument("paths", nargs="+", type=Path)
+    imp = cas_sub.add_parser("import-trajectories", help="recorded real runs (<task>.json each) → replayable tasks")
+    imp.add_argument("dir", type=Path)
+    imp.add_argument("--out", type=Path, required=True, help="a new task source: tasks/, cassettes/, import-report.json")
     dif = cas_sub.add_parser("diff", help="what differs between two cassettes")
     dif.add_argument("a", type=Path)
     dif.add_argument("b", type=Path)
@@ -102,4 +109,6 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("decathlon: interrupted", file=sys.stderr)
         code = 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        code = 0
     raise SystemExit(code)

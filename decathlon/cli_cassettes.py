@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import sys
 
 from decathlon.cassettes import verify
@@ -11,6 +12,17 @@ from mocks.cassette.store import dumps, load
 
 
 def cassettes_command(ns: argparse.Namespace) -> int:
+    if ns.cassettes_command == "import-trajectories":
+        from decathlon.importer import import_dir
+        report = import_dir(ns.dir, ns.out)
+        odd = {t: e["findings"] for t, e in report["tasks"].items() if e["findings"]}
+        for task, findings in sorted(odd.items()):
+            for kind, items in sorted(findings.items()):
+                print(f"{task}: {kind}: {', '.join(items[:5])}{' …' if len(items) > 5 else ''}", file=sys.stderr)
+        passes = sum(1 for e in report["tasks"].values() if e["pass"] is True)
+        print(json.dumps({"tasks": len(report["tasks"]), "recorded_pass": passes, "with_findings": len(odd),
+                          "unknown_to_manifest": report["unknown_to_manifest"], "out": str(ns.out)}))
+        return 0
     if ns.cassettes_command == "verify":
         problems = verify(ns.paths)
         for p in problems:

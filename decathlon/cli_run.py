@@ -37,6 +37,7 @@ async def run_command(ns: argparse.Namespace) -> int:
     if not ns.tasks and not ns.all:
         raise InfraError("usage", "name at least one TASK, or pass --all")
     source = resolve_source(ns.source)
+    ns.mode = ns.mode or ("replay" if ns.policy == "replay" else "live")
     names = select(source, ns.tasks, ns.all)
     try:
         policy = make_policy(ns.policy, source, ns.oracles, ns.cassettes, ns.trajectory)

@@ -3,15 +3,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from decathlon.console import console
 from rich.table import Table
 
+from decathlon import manifest
 from decathlon.tasks import catalogue, resolve_source
 
 
 def tasks_command(ns: argparse.Namespace) -> int:
+    if ns.source == manifest.SOURCE_ALIAS:
+        return _manifest_listing(ns)
     infos = catalogue(resolve_source(ns.source))
+    if ns.check_manifest:
+        problems = manifest.drift(manifest.load(), {i.id: {"servers": i.servers, "local_tools": i.local_tools,
+                                                           "has_preprocess": i.has_preprocess} for i in infos})
+        for p in problems:
+            print(p)
+        print(f"{'drift' if problems else 'no drift'}: {len(problems)} difference(s) from the Toolathlon manifest",
+              file=sys.stderr)
+        return 1 if problems else 0
     if ns.json:
         print(json.dumps([i.to_json() for i in infos], indent=2))
         return 0
@@ -21,5 +33,21 @@ def tasks_command(ns: argparse.Namespace) -> int:
     for i in infos:
         table.add_row(i.id, ", ".join(i.servers), ", ".join(i.local_tools), "yes" if i.has_preprocess else "",
                       "yes" if i.has_groundtruth else "")
+    console().print(table)
+    return 0
+
+
+def _manifest_listing(ns: argparse.Namespace) -> int:
+    tasks = manifest.load()["tasks"]
+    if ns.json:
+        print(json.dumps(tasks, indent=2))
+        return 0
+    table = Table(title=f"{len(tasks)} Toolathlon tasks (manifest)")
+    for col in ("task", "servers", "offline class", "services", "credentials", "conflicts with"):
+        table.add_column(col)
+    for t in tasks:
+        others = [x for x in (t["conflict_group"] or []) if x != t["id"]]
+        table.add_row(t["id"], ", ".join(t["servers"]), t["offline_class"], ", ".join(t["local_services"]),
+                      "; ".join(t["credentials"]), ", ".join(others))
     console().print(table)
     return 0

@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from task_api.errors import InfraError
 from task_api.home import Home
@@ -23,7 +24,7 @@ from mocks.cassette.errors import CassetteError
 from mocks.cassette.redact import Redactor, secrets_from_env
 from mocks.cassette.store import load as load_cassette_file
 from mocks.replay.server import build_server as build_replay_server
-from task_api.recording import LocalReplay, Recorder
+from task_api.recording import FrameworkReplay, LocalReplay, Recorder
 from task_api.servers_config import ServerSpec
 from task_api.tool_calls import Executor, elapsed_ms
 
@@ -81,11 +82,13 @@ class Daemon:
         specs = [ServerSpec.from_json(s) for s in self.spec["servers"]]
         workspace = Path(self.spec["workspace"])
         mode = self.spec.get("mode", "live")
-        factories, local_replay, self.recorder = {}, None, None
+        factories, local_replay, framework, self.recorder = {}, None, None, None
         if mode == "replay":
             cassette = load_cassette(Path(self.spec["cassette"]))
             factories = {s.name: _replay_factory(s.name, cassette["servers"][s.name], workspace) for s in specs}
             local_replay = LocalReplay(cassette.get("local", {}), workspace)
+            if "framework" in cassette:
+                framework = FrameworkReplay(cassette["framework"], workspace)
         self.servers = await start_all(specs, self.home.server_logs, factories)
         if mode == "record":
             self.recorder = Recorder(workspace)
@@ -93,7 +96,7 @@ class Daemon:
                 self.recorder.add_server(name, [t.model_dump(by_alias=True, mode="json", exclude_none=True)
                                                 for t in self.servers[name].tools])
         local, unknown = tools_for(self.spec["local_tools"])
-        self.executor = Executor(self.servers, local, Context(workspace), self.recorder, local_replay)
+        self.executor = Executor(self.servers, local, Context(workspace), self.recorder, local_replay, framework)
         return {"ok": True, "tools": self.tool_schemas(), "unknown_local_tools": unknown,
                 "servers": {n: {"tools": len(h.tools), "startup_ms": round(h.startup_ms, 1)}
                             for n, h in sorted(self.servers.items())}}
@@ -168,25 +171,25 @@ class Daemon:
             await stop_all(self.servers)
 
 
-def _read_spec() -> dict:
-    """Setup starts the daemon before preprocess and sends the spec on stdin once it knows the servers."""
-    raw = sys.stdin.buffer.read()
-    if not raw:
-        raise SystemExit("daemon: setup closed the pipe without a spec (it failed first)")
-    return json.loads(raw)
+def run(home: Home, spec_stream: BinaryIO) -> None:
+    """Setup starts the daemon before preprocess and sends its spec (over a pipe or socket, never a file:
+    the servers' environments may hold credentials) once it knows the servers."""
+    home.pidfile.write_text(str(os.getpid()))
+    try:
+        raw = spec_stream.read()
+        spec_stream.close()
+        if not raw:
+            raise SystemExit("daemon: setup closed the pipe without a spec (it failed first)")
+        asyncio.run(Daemon(home, json.loads(raw)).serve())
+    finally:
+        home.pidfile.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="task-api-daemon")
     parser.add_argument("--home", required=True)
     ns = parser.parse_args(argv)
-    home = Home(Path(ns.home))
-    home.pidfile.write_text(str(os.getpid()))
-    spec = _read_spec()
-    try:
-        asyncio.run(Daemon(home, spec).serve())
-    finally:
-        home.pidfile.unlink(missing_ok=True)
+    run(Home(Path(ns.home)), sys.stdin.buffer)
 
 
 if __name__ == "__main__":

@@ -72,8 +72,12 @@ def evaluate(home: Home, messages_file: str, status: str) -> dict:
     # Toolathlon disconnects the MCP servers before evaluating; a recording collects them then.
     recording = _take_recording(home, messages) if mode == "record" else None
     if status == "success":
-        result.update(_run_evaluator(home, session, modes.http_env(home, mode, "evaluator")))
-        modes.check_http_misses(home, mode, "evaluation")
+        recorded = _recorded_verdict(session)
+        if recorded is not None:
+            result.update(recorded)
+        else:
+            result.update(_run_evaluator(home, session, modes.http_env(home, mode, "evaluator")))
+            modes.check_http_misses(home, mode, "evaluation")
     if recording is not None:
         result["cassette"] = str(_write_cassette(home, session, recording, status, result))
     home.eval_res.write_text(json.dumps({"pass": result["pass"], "metrics": result["metrics"],
@@ -104,6 +108,20 @@ def _write_cassette(home: Home, session: dict, recording: dict, status: str, res
                   "messages": redactor.apply(recording["messages"])}
     write_atomic(home.trajectory_out, json.dumps(trajectory, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return home.cassette_out
+
+
+def _recorded_verdict(session: dict) -> dict | None:
+    """An imported run carries no task files: its recorded verdict is the verdict (marked as such).
+    With a Toolathlon checkout as the source, its real evaluator runs instead."""
+    meta = session.get("cassette_meta") or {}
+    if not meta.get("imported"):
+        return None
+    task = load_task(Path(session["source"]), session["task"])
+    if task.evaluator.is_file():
+        return None
+    failure = meta.get("recorded_failure") or ""
+    return {"pass": meta.get("recorded_pass"), "metrics": meta.get("recorded_metrics") or {}, "recorded": True,
+            "exit_code": None, "output_tail": tail(failure), "elapsed_ms": 0.0}
 
 
 def _run_evaluator(home: Home, session: dict, env: dict[str, str]) -> dict:

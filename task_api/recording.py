@@ -69,12 +69,15 @@ class LocalReplay:
 
     def __init__(self, section: dict, workspace: Path) -> None:
         self.ws = str(workspace)
+        # "replayed": an imported transcript, whose built-in tools cannot be re-run (no task files):
+        # they are answered from it like a server.
+        self.replayed = section.get("mode") == "replayed"
         self.by_key: dict[tuple[str, str], list[dict]] = {}
         for item in section.get("interactions", []):
             self.by_key.setdefault((item["tool"], canonical(item["arguments"])), []).append(item)
         self.used: dict[tuple[str, str], int] = {}
 
-    def check(self, tool: str, raw_args: str | None, content: str) -> str:
+    def _take(self, tool: str, raw_args: str | None) -> tuple[tuple[str, str], dict]:
         key = (tool, canonical(tokenize(parse_args(raw_args), self.ws)))
         n = self.used.get(key, 0)
         recorded = self.by_key.get(key, [])
@@ -82,7 +85,14 @@ class LocalReplay:
             raise InfraError("replay_miss", f"replay miss: local-{tool} {key[1]} was not recorded"
                              + (f" more than {len(recorded)} time(s)" if recorded else ""))
         self.used[key] = n + 1
-        want = recorded[n]["content"]
+        return key, recorded[n]
+
+    def answer(self, tool: str, raw_args: str | None) -> str:
+        return detokenize(self._take(tool, raw_args)[1]["content"], self.ws)
+
+    def check(self, tool: str, raw_args: str | None, content: str) -> str:
+        key, item = self._take(tool, raw_args)
+        want = item["content"]
         have = tokenize(content, self.ws)
         if normalise_local(tool, have) != normalise_local(tool, want):
             diff = "\n".join(difflib.unified_diff(normalise_local(tool, want).splitlines(),
@@ -91,3 +101,25 @@ class LocalReplay:
             raise InfraError("replay_divergence", f"local-{tool} printed something else than when recorded "
                              f"(call {key[1]}):\n{diff[:4000]}")
         return detokenize(want, self.ws)
+
+
+class FrameworkReplay:
+    """Calls an imported run's agent framework answered itself — a tool no server has, arguments that
+    were not JSON — answered with what it said then, matched on the exact name and argument text."""
+
+    def __init__(self, entries: list[dict], workspace: Path) -> None:
+        self.ws = str(workspace)
+        self.by_key: dict[tuple[str, str], list[dict]] = {}
+        for e in entries:
+            self.by_key.setdefault((e["tool"], e["arguments_raw"]), []).append(e)
+        self.used: dict[tuple[str, str], int] = {}
+
+    def answer(self, tool: str, raw_args: str | None) -> str:
+        key = (tool, tokenize(raw_args or "", self.ws))
+        n = self.used.get(key, 0)
+        recorded = self.by_key.get(key, [])
+        if n >= len(recorded):
+            raise InfraError("replay_miss", f"replay miss: no recorded answer to {tool} with arguments "
+                             f"{(raw_args or '')[:200]!r} (not a tool of any replayed server)")
+        self.used[key] = n + 1
+        return detokenize(recorded[n]["content"], self.ws)

@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -65,47 +66,71 @@ def _daemon_alive(home: Home) -> bool:
         return False
 
 
-def _spawn_daemon(home: Home) -> subprocess.Popen:
-    """Start the daemon first: it imports the MCP SDK (most of its start-up) while setup prepares the
+class DaemonHandle:
+    """The episode daemon being started: spawned here, or forked by a zygote (TASK_API_ZYGOTE)."""
+
+    def __init__(self, pid: int, spec_stream, proc: subprocess.Popen | None = None) -> None:
+        self.pid = pid
+        self.spec_stream = spec_stream
+        self.proc = proc
+
+    def send_spec(self, spec: dict) -> None:
+        try:
+            self.spec_stream.write(json.dumps(spec).encode())
+            self.spec_stream.close()
+        except (BrokenPipeError, OSError):
+            pass  # it died; reported with its log by whoever waits for it
+
+    def exited(self) -> bool:
+        return self.proc.poll() is not None if self.proc is not None else not alive(self.pid)
+
+    def kill_group(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.proc is not None:
+            self.proc.wait()
+
+
+def _spawn_daemon(home: Home) -> DaemonHandle:
+    """Start the daemon first: it loads the MCP SDK (most of its start-up) while setup prepares the
     workspace and runs preprocess, then waits for its spec."""
     home.run.mkdir(parents=True, exist_ok=True)
     home.ready.unlink(missing_ok=True)
+    zygote = os.environ.get("TASK_API_ZYGOTE")
+    if zygote and os.path.exists(zygote):
+        try:
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.settimeout(30)
+            conn.connect(zygote)
+            conn.sendall(json.dumps({"home": str(home.root), "env": dict(os.environ)}).encode() + b"\n")
+            pid = json.loads(conn.makefile("rb").readline())["pid"]
+            return DaemonHandle(pid, conn.makefile("wb"))
+        except (OSError, ValueError, KeyError):
+            pass  # a zygote that is gone or confused: start the daemon the ordinary way
     with open(home.daemon_log, "ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "task_api.daemon", "--home", str(home.root)],
+        proc = subprocess.Popen([sys.executable, "-m", "task_api.daemon", "--home", str(home.root)],
                                 stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True,
                                 cwd=str(home.root))
+    return DaemonHandle(proc.pid, proc.stdin, proc)
 
 
-def _wait_ready(home: Home, proc: subprocess.Popen, spec: dict) -> dict:
-    # Over a pipe, not a file: the servers' environments may carry credentials.
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(json.dumps(spec).encode())
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass  # it died; reported below with its log
+def _wait_ready(home: Home, daemon: DaemonHandle, spec: dict) -> dict:
+    daemon.send_spec(spec)
     deadline = time.monotonic() + START_TIMEOUT + 30
     while time.monotonic() < deadline:
         if home.ready.exists():
             ready = json.loads(home.ready.read_text(encoding="utf-8"))
             if not ready.get("ok"):
-                proc.wait(timeout=30)
                 err = ready.get("error", {})
                 raise InfraError(err.get("kind", "server_start"), err.get("message", "the daemon failed"))
             return ready
-        if proc.poll() is not None:
-            raise InfraError("daemon_crash", f"the episode daemon exited ({proc.returncode}) before it was ready; "
+        if daemon.exited():
+            raise InfraError("daemon_crash", "the episode daemon exited before it was ready; "
                              f"log tail: {tail(home.daemon_log.read_text(errors='replace'))}")
         time.sleep(0.005)
     raise InfraError("daemon_timeout", "the episode daemon was not ready in time; see run/daemon.log")
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
 
 
 def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str,
@@ -143,7 +168,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         timings["servers"] = time.monotonic() - t
     except BaseException:
         # No half-set-up episode: the daemon (and any server it started) goes with the failure.
-        _kill_group(daemon)
+        daemon.kill_group()
         raise
 
     system_prompt = fill_system_prompt(task.read_doc("agent_system_prompt.md"), home.workspace, launch)
@@ -156,6 +181,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         "timings": {k: round(v, 4) for k, v in timings.items()},
     }
     session = {**result, "source": str(src), "config": task.config, "cassette": str(home.cassette_in) if tape else None,
+               "cassette_meta": tape["meta"] if tape else None,
                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     home.session.write_text(json.dumps(session, ensure_ascii=False), encoding="utf-8")
     return result

@@ -11,11 +11,11 @@ import mcp.types as types
 from mcp import MCPError
 from pydantic import TypeAdapter
 
-from mocks.replay.protocol import REPLAY_MISS_CODE
+from mocks.replay.protocol import REPLAY_MISS_CODE, verbatim
 from task_api.errors import InfraError
 from task_api.local_tools.base import ArgError, Context, LocalTool, ToolLogEntry, check_args
 from task_api.mcp_pool import HeldServer, _describe
-from task_api.recording import LocalReplay, Recorder
+from task_api.recording import FrameworkReplay, LocalReplay, Recorder
 from task_api.routing import LOCAL, route
 from task_api.toolfmt import cut_overlong, render
 
@@ -26,6 +26,7 @@ class Outcome:
     is_error: bool
     context: dict | None = None
     raw_items: list[dict] | None = None  # an MCP result's content items as received (for recording)
+    verbatim: bool = False  # an imported transcript's exact string: shown as is, never cut again
 
 
 def parse_args(full_name: str, tool: str, raw: str) -> dict[str, Any] | Outcome:
@@ -43,12 +44,15 @@ def parse_args(full_name: str, tool: str, raw: str) -> dict[str, Any] | Outcome:
 
 class Executor:
     def __init__(self, servers: dict[str, HeldServer], local: dict[str, LocalTool], ctx: Context,
-                 recorder: Recorder | None = None, local_replay: LocalReplay | None = None) -> None:
+                 recorder: Recorder | None = None, local_replay: LocalReplay | None = None,
+                 framework: FrameworkReplay | None = None) -> None:
         self.servers = servers
         self.local = local
         self.ctx = ctx
         self.recorder = recorder
         self.local_replay = local_replay
+        # Calls an imported run's agent framework answered itself (unknown tools, arguments not JSON).
+        self.framework = framework
         self.seq = 0
         self.known = {f"{name}-{t.name}" for name, h in servers.items() for t in h.tools}
         self.known |= {f"{LOCAL}-{name}" for name in local}
@@ -59,27 +63,39 @@ class Executor:
 
     async def run(self, full_name: str, raw_args: str) -> Outcome:
         self.seq += 1
-        seq = self.seq
+        out = await self._dispatch(full_name, raw_args)
+        if not out.verbatim:
+            out.content = cut_overlong(out.content, full_name, self.ctx.workspace, self.seq)
+        self.ctx.log.append(ToolLogEntry(self.seq, full_name, raw_args or "", out.content, out.is_error))
+        return out
+
+    async def _dispatch(self, full_name: str, raw_args: str) -> Outcome:
         r = route(full_name, sorted(self.servers))
         if r is None or full_name not in self.known:
-            out = self.not_found(full_name)
-        else:
-            args = parse_args(full_name, r.tool, raw_args)
-            if isinstance(args, Outcome):
-                out = args
-            elif r.server == LOCAL:
-                out = await self._local(full_name, self.local[r.tool], args)
-                if self.recorder is not None:
-                    self.recorder.local_call(r.tool, raw_args, out.content, out.is_error)
-                if self.local_replay is not None:
-                    out.content = self.local_replay.check(r.tool, raw_args, out.content)
-            elif self.recorder is not None:
-                held, tool = self.servers[r.server], r.tool
-                out = await self.recorder.mcp(r.server, tool, args, lambda: self._mcp(full_name, held, tool, args))
-            else:
-                out = await self._mcp(full_name, self.servers[r.server], r.tool, args)
-        out.content = cut_overlong(out.content, full_name, self.ctx.workspace, seq)
-        self.ctx.log.append(ToolLogEntry(seq, full_name, raw_args or "", out.content, out.is_error))
+            return self._framework(full_name, raw_args) or self.not_found(full_name)
+        args = parse_args(full_name, r.tool, raw_args)
+        if isinstance(args, Outcome):
+            return self._framework(full_name, raw_args) or args
+        if r.server == LOCAL:
+            return await self._run_local(full_name, r.tool, raw_args, args)
+        held, tool = self.servers[r.server], r.tool
+        if self.recorder is not None:
+            return await self.recorder.mcp(r.server, tool, args, lambda: self._mcp(full_name, held, tool, args))
+        return await self._mcp(full_name, held, tool, args)
+
+    def _framework(self, full_name: str, raw_args: str) -> Outcome | None:
+        if self.framework is None:
+            return None
+        return Outcome(self.framework.answer(full_name, raw_args), True, verbatim=True)
+
+    async def _run_local(self, full_name: str, tool: str, raw_args: str, args: dict) -> Outcome:
+        if self.local_replay is not None and self.local_replay.replayed:
+            return Outcome(self.local_replay.answer(tool, raw_args), False, verbatim=True)
+        out = await self._local(full_name, self.local[tool], args)
+        if self.recorder is not None:
+            self.recorder.local_call(tool, raw_args, out.content, out.is_error)
+        if self.local_replay is not None:
+            out.content = self.local_replay.check(tool, raw_args, out.content)
         return out
 
     async def _local(self, full_name: str, tool: LocalTool, args: dict) -> Outcome:
@@ -113,6 +129,9 @@ class Executor:
                 detail = str(exc) or detail
             return Outcome(f"Error running tool {full_name}: Error invoking MCP tool {tool}: {detail}", True)
         items = raw.get("content") or []
+        shown = verbatim(items)
+        if shown is not None:
+            return Outcome(shown, bool(raw.get("isError")), raw_items=items, verbatim=True)
         return Outcome(render(items), bool(raw.get("isError")), raw_items=items)
 
 

@@ -5,10 +5,12 @@ It isolates files per episode, not processes: the agent's tools run as the curre
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +29,33 @@ RELEASE_GRACE = 0.5
 
 def base_dir() -> Path:
     return Path(os.environ.get("DECATHLON_LOCAL_DIR") or tempfile.gettempdir())
+
+
+_zygote: tuple[subprocess.Popen, str] | None = None
+
+
+def zygote_socket() -> str | None:
+    """This process's zygote (task_api.zygote), started on first use: it forks episode daemons with the
+    MCP SDK already loaded. Until it is ready, setup starts daemons the ordinary way."""
+    global _zygote
+    if os.environ.get("DECATHLON_LOCAL_ZYGOTE", "1") == "0":
+        return None
+    if _zygote is None or _zygote[0].poll() is not None:
+        path = f"/tmp/decathlon-zygote-{os.getpid()}-{uuid.uuid4().hex[:8]}.sock"
+        proc = subprocess.Popen([sys.executable, "-m", "task_api.zygote", "--socket", path],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+        _zygote = (proc, path)
+        atexit.register(_stop_zygote, proc, path)
+    return _zygote[1]
+
+
+def _stop_zygote(proc: subprocess.Popen, path: str) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    Path(path).unlink(missing_ok=True)
 
 
 def _task_api_argv() -> list[str]:
@@ -57,6 +86,9 @@ class LocalSandbox:
         if argv and argv[0] == "task-api":
             argv = [*_task_api_argv(), *argv[1:]]
         env = {**os.environ, "TASK_API_HOME": str(self.root)}
+        zygote = zygote_socket()
+        if zygote:
+            env["TASK_API_ZYGOTE"] = zygote
         start = time.monotonic()
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=str(self.root), env=env, start_new_session=True,

@@ -6,6 +6,9 @@ REPLAY_MISS_CODE = -32050
 # Fields a recorded server put in a content item beyond the MCP schema (cli-mcp-server's "error": true)
 # travel in the item's _meta under this key, since the SDK's result models drop unknown fields.
 EXTRA_META_KEY = "io.decathlon/extra"
+# A result imported from a transcript is the exact string the model was shown, carried as one text
+# item marked with this _meta key: the task API shows it verbatim (no re-rendering, no re-cutting).
+SHOWN_META_KEY = "io.decathlon/shown"
 SCHEMA_KEYS = {
     "text": {"type", "text", "annotations", "_meta"},
     "image": {"type", "data", "mimeType", "annotations", "_meta"},
@@ -35,3 +38,14 @@ def unpack_extras(item: dict) -> dict:
         out["_meta"] = rest
     out.update(meta[EXTRA_META_KEY])
     return out
+
+
+def shown_item(text: str) -> dict:
+    return {"type": "text", "text": text, "_meta": {SHOWN_META_KEY: True}}
+
+
+def verbatim(items: list[dict]) -> str | None:
+    """The exact string to show, if the result is an imported transcript's."""
+    if len(items) == 1 and isinstance(items[0].get("_meta"), dict) and items[0]["_meta"].get(SHOWN_META_KEY):
+        return items[0].get("text", "")
+    return None

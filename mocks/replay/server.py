@@ -15,7 +15,7 @@ from mcp.server import Server
 from mocks.cassette import delta
 from mocks.cassette.canonical import detokenize, tokenize
 from mocks.cassette.match import Matcher
-from mocks.replay.protocol import REPLAY_MISS_CODE, pack_extras
+from mocks.replay.protocol import REPLAY_MISS_CODE, pack_extras, shown_item
 
 
 def build_server(name: str, recording: dict, workspace: Path | None = None) -> Server:
@@ -34,6 +34,8 @@ def build_server(name: str, recording: dict, workspace: Path | None = None) -> S
         if workspace is not None:
             delta.apply(workspace, detokenize(item.get("workspace_delta"), ws))
         result = detokenize(item["result"], ws)
+        if "shown" in result:  # imported from a transcript: the exact string the model saw
+            return {"content": [shown_item(result["shown"])], "isError": bool(result.get("is_error"))}
         # A plain dict, so the recorded items reach the client as recorded (extras carried in _meta).
         return {"content": [pack_extras(i) for i in result["content"]], "isError": bool(result.get("is_error"))}
 

@@ -1,0 +1,92 @@
+"""A pre-loaded parent for episode daemons: forks one per setup instead of starting an interpreter.
+
+Most of a daemon's start-up is importing the MCP SDK (~0.7 s). Where many episodes run on one host
+(the local backend, the regression suite), a zygote imports it once and forks a daemon per setup
+in milliseconds (module-level settings read from the environment at import come from the
+zygote's, which the local backend starts with its own). The wire: setup connects, sends `{"home": H, "env": {...}}\\n`, reads `{"pid": N}\\n`, then writes
+the daemon's spec on the same connection and closes it, exactly as it would on a daemon's stdin.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+from task_api import daemon  # noqa: F401 - the point: import once, before any fork
+from task_api.home import Home
+
+PARENT_POLL = 1.0
+
+
+def _child(conn: socket.socket, home: Home, env: dict[str, str]) -> None:
+    os.setsid()  # its own process group, like a spawned daemon: teardown kills the group
+    # The environment of the setup that asked, as a spawned daemon would have inherited it.
+    os.environ.clear()
+    os.environ.update(env)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.chdir(home.root)
+    log = os.open(home.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    os.close(null)
+    try:
+        daemon.run(home, conn.makefile("rb"))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - a forked child must never return into the zygote's loop
+        import traceback
+        traceback.print_exc()
+        code = 1
+    os._exit(code)
+
+
+def serve(path: str) -> None:
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the daemons
+    parent = os.getppid()
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if os.path.exists(path):
+        os.unlink(path)
+    srv.bind(path)
+    srv.listen(64)
+    srv.settimeout(PARENT_POLL)
+    print(f"zygote ready on {path}", flush=True)
+    while os.getppid() == parent:  # ends with the process that started it
+        try:
+            conn, _ = srv.accept()
+        except socket.timeout:
+            continue
+        try:
+            conn.settimeout(30)
+            request = json.loads(conn.makefile("rb").readline())
+            home = Home(Path(request["home"]))
+            home.run.mkdir(parents=True, exist_ok=True)
+            pid = os.fork()
+            if pid == 0:
+                srv.close()
+                conn.settimeout(None)
+                _child(conn, home, dict(request["env"]))
+            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"zygote: bad request: {exc!r}", file=sys.stderr, flush=True)
+        finally:
+            conn.close()
+    srv.close()
+    os.unlink(path)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="task-api-zygote")
+    p.add_argument("--socket", required=True)
+    serve(p.parse_args().socket)
+
+
+if __name__ == "__main__":
+    main()

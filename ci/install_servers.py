@@ -4,11 +4,17 @@
 They pin different `mcp` versions from ours and from each other, so each gets an isolated env
 under $DECATHLON_SERVERS_DIR (default: .servers/ in the checkout), built from the exact pins in
 ci/servers/<name>.txt. A stamp of those pins makes a second run instant (and offline).
+
+It also installs the HTTP record/replay shim (vcrpy and its dependencies, pinned in
+ci/http-shim.txt) as a plain directory, $DECATHLON_SERVERS_DIR/_http, that mocks/http's
+sitecustomize appends to the sys.path of any process it records or replays (docs/http-cassettes.md).
 """
 from __future__ import annotations
 
+import compileall
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -16,6 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PINS = ROOT / "ci" / "servers"
+SHIM_PINS = ROOT / "ci" / "http-shim.txt"
+SHIM_DIR = "_http"  # not a server: the leading underscore keeps it apart from ci/servers/*.txt names
+SHIM_SITE = ROOT / "mocks" / "http" / "site"  # the sitecustomize every recorded/replayed process loads
 
 
 def target_dir() -> Path:
@@ -36,12 +45,38 @@ def install(name: str, pins: Path, dest: Path) -> bool:
     return True
 
 
+def install_shim(pins: Path, dest: Path) -> bool:
+    """pip install --target: a bare directory any same-version interpreter can add to sys.path.
+
+    Built next to `dest` and swapped in, so a process starting meanwhile never sees half of it.
+    """
+    stamp = dest / ".pins-sha256"
+    want = hashlib.sha256(pins.read_bytes()).hexdigest()
+    if stamp.is_file() and stamp.read_text().strip() == want:
+        return False
+    print(f"installing the HTTP shim into {dest} …", flush=True)
+    fresh = dest.with_name(dest.name + ".new")
+    shutil.rmtree(fresh, ignore_errors=True)
+    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+           "--target", str(fresh), "-r", str(pins)]
+    subprocess.run(cmd, check=True, timeout=900)
+    (fresh / ".pins-sha256").write_text(want)
+    shutil.rmtree(dest, ignore_errors=True)
+    fresh.rename(dest)
+    return True
+
+
 def main() -> int:
     dest_root = target_dir()
     dest_root.mkdir(parents=True, exist_ok=True)
     names = sorted(p.stem for p in PINS.glob("*.txt"))
     try:
         changed = [n for n in names if install(n, PINS / f"{n}.txt", dest_root / n)]
+        if install_shim(SHIM_PINS, dest_root / SHIM_DIR):
+            changed.append(SHIM_DIR)
+        # Fresh .pyc files: with PYTHONDONTWRITEBYTECODE set, a stale one means every child process
+        # compiles sitecustomize again (~1.5 ms instead of ~0.2 ms per start). Only stale ones are rewritten.
+        compileall.compile_dir(SHIM_SITE, quiet=1)
     except subprocess.CalledProcessError as exc:
         print(f"error: installing an MCP server failed ({exc}); pip needs PyPI for a first install", file=sys.stderr)
         return 1

@@ -67,10 +67,12 @@ def http_env(home: Home, mode: str, label: str, child_env: dict[str, str] | None
     if mode == "live" or os.environ.get("DECATHLON_HTTP_DISABLED") == "1":
         return {}
     from mocks import http
-    env = http.env_for(mode, home.http, label, secret_names({**os.environ, **(child_env or {})}))
-    if child_env and "PYTHONPATH" in env and child_env.get("PYTHONPATH"):
-        env["PYTHONPATH"] = env["PYTHONPATH"] + os.pathsep + child_env["PYTHONPATH"]
-    return env
+    try:
+        return http.env_for(mode, home.http, label, secret_names({**os.environ, **(child_env or {})}),
+                            base=child_env if child_env is not None else os.environ)
+    except FileNotFoundError as exc:
+        raise InfraError("http_shim_missing", f"{exc} (or set DECATHLON_HTTP_DISABLED=1 to record and replay "
+                         "without HTTP)") from None
 
 
 def server_specs(home: Home, mode: str, specs: list[ServerSpec]) -> list[ServerSpec]:

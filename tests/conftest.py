@@ -97,3 +97,32 @@ def source(tmp_path: Path) -> Path:
     (root / "configs" / "mcp_servers").mkdir(parents=True)
     (root / "tasks" / "finalpool").mkdir(parents=True)
     return root
+
+
+# Outcome digests: every test's outcome (and the per-case digest a test records with
+# record_property("digest", …)), sorted by node id, so runs with different worker counts compare.
+_OUTCOMES: dict[str, dict] = {}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--outcome-digest", default=None, metavar="FILE",
+                     help="write each test's outcome and recorded digest, and a digest of them all, to FILE")
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        entry = _OUTCOMES.setdefault(report.nodeid, {})
+        entry[report.when] = report.outcome
+        digest = dict(report.user_properties).get("digest")
+        if digest:
+            entry["digest"] = digest
+
+
+def pytest_sessionfinish(session):
+    path = session.config.getoption("--outcome-digest")
+    if not path or hasattr(session.config, "workerinput"):  # the xdist controller writes it, once
+        return
+    import hashlib
+    body = json.dumps(dict(sorted(_OUTCOMES.items())), sort_keys=True)
+    Path(path).write_text(json.dumps({"sha256": hashlib.sha256(body.encode()).hexdigest(), "tests": len(_OUTCOMES),
+                                      "outcomes": json.loads(body)}, indent=1, sort_keys=True))

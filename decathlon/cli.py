@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from decathlon.backends import NAMES
 from decathlon.errors import InfraError
 
 
@@ -29,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("tasks", nargs="*", metavar="TASK")
     r.add_argument("--all", action="store_true", help="every task of the source")
     _add_source(r)
-    r.add_argument("--backend", choices=["local"], default="local")
+    r.add_argument("--backend", choices=list(NAMES), default="local")
     r.add_argument("--policy", default="oracle", help="oracle | null | replay | openai:<model>")
     r.add_argument("--oracles", type=Path, help="folder of oracle trajectories (default: <source>/oracles)")
     r.add_argument("--mode", choices=["live", "replay"],
@@ -74,8 +75,21 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8765)
 
+    img = sub.add_parser("image", help="the sandbox image for the compose backend")
+    img_sub = img.add_subparsers(dest="image_command", required=True)
+    ib = img_sub.add_parser("build", help="build the sandbox image (and, with no base image available, its base)")
+    ib.add_argument("--base-image", help="a base image to build on instead of bootstrapping one from Debian packages")
+    ib.add_argument("--tag", help="the image tag (default: the project's content-addressed tag)")
+
+    demo = sub.add_parser("demo", help="the offline demo `docker compose up` runs: mini pack and recorded tasks, "
+                          "on the compose backend, then the summary served over HTTP")
+    demo.add_argument("--backend", choices=list(NAMES), default="compose")
+    demo.add_argument("--out", type=Path, default=Path("/artifacts"))
+    demo.add_argument("--port", type=int, default=8080)
+    demo.add_argument("--no-serve", action="store_true", help="exit after the runs instead of serving the summary")
+
     g = sub.add_parser("gc", help="remove sandboxes a killed run left behind")
-    g.add_argument("--backend", choices=["local"], default="local")
+    g.add_argument("--backend", choices=list(NAMES), default="local")
     g.add_argument("--run", help="only this run's sandboxes")
     return p
 
@@ -95,6 +109,12 @@ def main(argv: list[str] | None = None) -> None:
         elif ns.command == "cassettes":
             from decathlon.cli_cassettes import cassettes_command
             code = cassettes_command(ns)
+        elif ns.command == "image":
+            from decathlon.image import build_command
+            code = build_command(ns)
+        elif ns.command == "demo":
+            from decathlon.demo import demo_command
+            code = demo_command(ns)
         elif ns.command == "serve-policy":
             from decathlon.serve_policy import serve_command
             code = serve_command(ns)

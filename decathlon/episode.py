@@ -64,11 +64,22 @@ class _Timer:
         self.timings[self.phase] = round(self.timings.get(self.phase, 0.0) + time.monotonic() - self.start, 4)
 
 
-async def _bounded(coro, timeout: float, phase: str):
+async def acquire(backend: Backend, spec: SandboxSpec, timeout: float = ACQUIRE_TIMEOUT) -> Sandbox:
+    """A sandbox, bounded in time; shielded, so a cancellation cannot lose one being created (it is
+    released as soon as it exists)."""
+    pending = asyncio.ensure_future(asyncio.wait_for(backend.acquire(spec), timeout))
     try:
-        return await asyncio.wait_for(coro, timeout)
+        return await asyncio.shield(pending)
+    except asyncio.CancelledError:
+        pending.add_done_callback(_release_orphan)
+        raise
     except asyncio.TimeoutError:
-        raise InfraError(f"{phase}_timeout", f"the {phase} phase ran over {timeout:.0f} s", phase) from None
+        raise InfraError("acquire_timeout", f"no sandbox within {timeout:.0f} s", "acquire") from None
+
+
+def _release_orphan(fut: asyncio.Future) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        asyncio.ensure_future(fut.result().release())
 
 
 async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> EpisodeResult:
@@ -78,7 +89,7 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
     try:
         with _Timer(result.timings, "acquire"):
             spec = SandboxSpec(cfg.run_id, cfg.episode_id, cfg.task, cfg.source)
-            sandbox = await _bounded(backend.acquire(spec), ACQUIRE_TIMEOUT, "acquire")
+            sandbox = await acquire(backend, spec)
         session = TaskSession(sandbox, cfg.timeouts)
         with _Timer(result.timings, "setup"):
             tape = read_cassette_bytes(cfg.cassette) if cfg.mode == "replay" and cfg.cassette else None

@@ -19,7 +19,7 @@ from pydantic import PrivateAttr
 from decathlon import errors
 from decathlon.backends import make_backend
 from decathlon.backends.base import Sandbox, SandboxSpec
-from decathlon.episode import ACQUIRE_TIMEOUT, ARTIFACTS, RELEASE_TIMEOUT
+from decathlon.episode import ARTIFACTS, RELEASE_TIMEOUT, acquire
 from decathlon.task_session import EvalResult, SetupResult, TaskSession
 
 # Every sandbox of this process carries one run label, so `decathlon gc --run` can collect what a
@@ -76,17 +76,10 @@ class Episode:
     saved: bool = False
 
     async def acquire(self, episode_id: str) -> None:
-        """Acquire the sandbox; shielded, so a cancellation cannot lose a sandbox being created."""
+        """Acquire the sandbox (bounded, and shielded from cancellation)."""
         run_id = os.environ.get("VF_RUN_ID") or _PROCESS_RUN
         spec = SandboxSpec(run_id, episode_id, self.task, self.source, {"decathlon.harness": "verifiers"})
-        pending = asyncio.ensure_future(asyncio.wait_for(make_backend(self.backend).acquire(spec), ACQUIRE_TIMEOUT))
-        try:
-            self.sandbox = await asyncio.shield(pending)
-        except asyncio.CancelledError:
-            pending.add_done_callback(_release_orphan)
-            raise
-        except asyncio.TimeoutError:
-            raise errors.InfraError("acquire_timeout", f"no sandbox within {ACQUIRE_TIMEOUT:.0f} s", "acquire") from None
+        self.sandbox = await acquire(make_backend(self.backend), spec)
         self.session = TaskSession(self.sandbox)
 
     def evaluate(self, status: str) -> asyncio.Future[EvalResult]:
@@ -137,12 +130,6 @@ class Episode:
             await asyncio.wait_for(asyncio.shield(self.sandbox.release()), RELEASE_TIMEOUT)
         except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - `decathlon gc` collects by label
             pass
-
-
-def _release_orphan(fut: asyncio.Future) -> None:
-    if fut.cancelled() or fut.exception() is not None:
-        return
-    asyncio.ensure_future(fut.result().release())
 
 
 class DecathlonState(vf.State):

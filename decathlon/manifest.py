@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from decathlon.errors import InfraError
+from mocks.cassette.store import write_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 MANIFEST = REPO / "fixtures" / "toolathlon" / "manifest.json"
@@ -67,10 +68,7 @@ def generate(table: Path) -> dict:
 
 def build(out: Path = MANIFEST, table: Path | None = None) -> dict:
     manifest = generate(table or data_dir() / "tasks.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, out)
+    write_atomic(out, json.dumps(manifest, indent=1, sort_keys=True) + "\n")  # parallel workers may race here
     return manifest
 
 

@@ -23,29 +23,34 @@ PARENT_POLL = 1.0
 
 
 def _child(conn: socket.socket, home: Home, env: dict[str, str]) -> None:
-    os.setsid()  # its own process group, like a spawned daemon: teardown kills the group
-    # The environment of the setup that asked, as a spawned daemon would have inherited it.
-    os.environ.clear()
-    os.environ.update(env)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    os.chdir(home.root)
-    log = os.open(home.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
-    os.close(null)
+    """Never returns: a forked child must not fall back into the zygote's accept loop."""
+    code = 1
     try:
+        os.setsid()  # its own process group, like a spawned daemon: teardown kills the group
+        # The environment of the setup that asked, as a spawned daemon would have inherited it.
+        os.environ.clear()
+        os.environ.update(env)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.chdir(home.root)  # gone already (the episode was released meanwhile): nothing to serve
+        log = os.open(home.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        os.close(null)
         daemon.run(home, conn.makefile("rb"))
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # noqa: BLE001 - a forked child must never return into the zygote's loop
-        import traceback
-        traceback.print_exc()
-        code = 1
-    os._exit(code)
+    except BaseException:  # noqa: BLE001 - reported in the daemon's log (or lost with its home)
+        try:
+            import traceback
+            traceback.print_exc()
+        except BaseException:  # noqa: BLE001
+            pass
+    finally:
+        os._exit(code)
 
 
 def serve(path: str) -> None:
@@ -67,7 +72,8 @@ def serve(path: str) -> None:
             conn.settimeout(30)
             request = json.loads(conn.makefile("rb").readline())
             home = Home(Path(request["home"]))
-            home.run.mkdir(parents=True, exist_ok=True)
+            if not home.run.is_dir():  # never re-create the home of an episode already released
+                raise ValueError(f"no episode home at {home.root}")
             pid = os.fork()
             if pid == 0:
                 srv.close()

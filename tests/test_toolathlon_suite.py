@@ -46,6 +46,8 @@ def test_trajectories_are_present():
 
 @pytest.fixture(scope="session")
 def imported(tmp_path_factory) -> Path:
+    if not TASKS:
+        pytest.fail(HOW) if REQUIRED else pytest.skip(HOW)
     out = tmp_path_factory.mktemp("imported")
     import_dir(TRAJECTORIES, out)
     return out

@@ -53,9 +53,8 @@ def _child(conn: socket.socket, home: Home, env: dict[str, str]) -> None:
         os._exit(code)
 
 
-def serve(path: str) -> None:
+def serve(path: str, parent: int) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the daemons
-    parent = os.getppid()
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(path):
         os.unlink(path)
@@ -63,7 +62,7 @@ def serve(path: str) -> None:
     srv.listen(64)
     srv.settimeout(PARENT_POLL)
     print(f"zygote ready on {path}", flush=True)
-    while os.getppid() == parent:  # ends with the process that started it
+    while not parent or os.getppid() == parent:  # ends with the process that started it
         try:
             conn, _ = srv.accept()
         except socket.timeout:
@@ -91,7 +90,11 @@ def serve(path: str) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(prog="task-api-zygote")
     p.add_argument("--socket", required=True)
-    serve(p.parse_args().socket)
+    # Given by the starter, not read here: the starter may have died while this process was importing.
+    p.add_argument("--parent", type=int, default=0, help="exit when this process is gone (default: run until "
+                   "stopped, as in a container)")
+    a = p.parse_args()
+    serve(a.socket, a.parent)
 
 
 if __name__ == "__main__":

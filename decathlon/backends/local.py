@@ -42,7 +42,7 @@ def zygote_socket() -> str | None:
         return None
     if _zygote is None or _zygote[0].poll() is not None:
         path = f"/tmp/decathlon-zygote-{os.getpid()}-{uuid.uuid4().hex[:8]}.sock"
-        proc = subprocess.Popen([sys.executable, "-m", "task_api.zygote", "--socket", path],
+        proc = subprocess.Popen([sys.executable, "-m", "task_api.zygote", "--socket", path, "--parent", str(os.getpid())],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
         _zygote = (proc, path)
         atexit.register(_stop_zygote, proc, path)

@@ -1,0 +1,372 @@
+"""The compose backend: one fresh Docker container per episode, from the sandbox image (docker-py).
+
+Inside a container two users share the episode (docker/sandbox.Dockerfile):
+- `agent` (uid 1500) is the container's own user: its main process is task-api's zygote, so every
+  episode daemon it forks, with the MCP servers and the agent's python, runs unprivileged;
+- root is the task user: `task-api setup`/`evaluate` are exec'd as root, so preprocess and the
+  evaluator can read the task source, which is copied in as root-only (0700) and stays unreadable
+  to the agent. Root keeps only the capabilities that role needs (chown, DAC override, kill).
+No Docker socket, no host network, no-new-privileges, a read-only root filesystem, and CPU, memory
+and pids limits. Docker exec has no timeout of its own, so every exec runs under `timeout`.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import tarfile
+import time
+from pathlib import Path
+
+from decathlon.backends.base import MANAGED_LABEL, ExecResult, SandboxSpec
+from decathlon.errors import InfraError
+
+AGENT_UID = 1500
+HOME = "/episodes/home"
+SOURCE = "/episodes/source"
+ZYGOTE = "/run/decathlon/zygote.sock"
+AS_AGENT = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--"]
+# root's, as the task user (the agent has none); SETUID/SETGID only so the main process can become the agent.
+KEEP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETUID", "SETGID"]
+KILL_GRACE = 5  # seconds `timeout` waits after TERM before KILL
+ENV = {"TASK_API_HOME": HOME, "TASK_API_ZYGOTE": ZYGOTE, "HOME": "/home/agent", "PYTHONDONTWRITEBYTECODE": "1"}
+# The source copied in per episode: what setup and the evaluator read (configs and the one task).
+SOURCE_PARTS = ("configs", "global_configs.py")
+BUILD_HINT = "build it with `decathlon image build` (see docs/docker.md)"
+
+
+def _docker():
+    import docker
+    return docker
+
+
+def _engine_error(exc: Exception) -> InfraError:
+    return InfraError("engine_unreachable", f"the Docker engine is unreachable ({exc}); is dockerd running and "
+                      "is /var/run/docker.sock (or DOCKER_HOST) usable by this user?")
+
+
+def _run_as(argv: list[str]) -> str:
+    """Who runs a command: the verbs that run the task's own scripts or stop processes are root's."""
+    if argv[:1] == ["task-api"] and argv[1:2] and argv[1] in ("setup", "evaluate", "teardown", "status"):
+        return "0"
+    return str(AGENT_UID)
+
+
+# After a task-api verb, the container's OOM-kill count (cgroup v1 or v2) as a marker line on stderr:
+# the agent's code can push the container past its memory limit, and the kernel then kills some
+# process in it, not necessarily one the host would notice.
+OOM_MARK = "__decathlon_oom_kill="
+_OOM_REPORT = ("for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do "
+               f"[ -r $f ] && awk '$1==\"oom_kill\"{{print \"{OOM_MARK}\" $2}}' $f >&2; done")
+
+
+def _wrap(argv: list[str]) -> list[str]:
+    """task-api verbs run through sh: the OOM report after each, and for `setup` (as root) the
+    episode's folders first, a wait for the agent's zygote (so the daemon is forked as the agent),
+    the workspace handed to the agent after, and a refusal of any daemon that is not the agent's."""
+    if argv[:2] != ["task-api", "setup"]:
+        return ["sh", "-c", f'cd {HOME} 2>/dev/null; "$@"; rc=$?; {_OOM_REPORT}; exit $rc', "sh", *argv]
+    script = (
+        f"mkdir -p {HOME}/run && chown {AGENT_UID}:{AGENT_UID} {HOME}/run && cd {HOME} || exit 3; "
+        f"n=0; while [ ! -S {ZYGOTE} ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n+1)); done; "
+        f'"$@"; rc=$?; {_OOM_REPORT}; [ $rc -ne 0 ] && exit $rc; '
+        f"chown -R {AGENT_UID}:{AGENT_UID} {HOME}/workspace; "
+        f"[ \"$(stat -c %u /proc/$(cat {HOME}/run/daemon.pid))\" = {AGENT_UID} ] || "
+        "{ echo '{\"error\": {\"kind\": \"privilege\", \"message\": \"the episode daemon is not running as the "
+        "agent user (the zygote was not ready)\"}}'; exit 3; }")
+    return ["sh", "-c", script, "sh", *argv]
+
+
+def _oom_kills(stderr: str) -> tuple[int, str]:
+    kills, rest = 0, []
+    for line in stderr.splitlines(keepends=True):
+        if line.startswith(OOM_MARK):
+            kills = max(kills, int(line[len(OOM_MARK):].strip() or 0))
+        else:
+            rest.append(line)
+    return kills, "".join(rest)
+
+
+class ComposeSandbox:
+    def __init__(self, backend: "ComposeBackend", container, spec: SandboxSpec) -> None:
+        self.backend = backend
+        self.container = container
+        self.id = container.name
+        self.spec = spec
+        self._released = False
+        self._dirs = {"/episodes", SOURCE}
+        self._dead: str | None = None
+
+    @property
+    def source_path(self) -> str:
+        return SOURCE
+
+    def _resolve(self, path: str) -> str:
+        return path if path.startswith("/") else f"{HOME}/{path}"
+
+    def _cause(self) -> str | None:
+        """Why the container is gone (or about to be), or None while it is healthy."""
+        try:
+            self.container.reload()
+        except _docker().errors.NotFound:
+            return "its container was removed"
+        except Exception as exc:  # noqa: BLE001 - the engine itself went away
+            return f"the engine stopped answering ({exc})"
+        state = self.container.attrs.get("State", {})
+        if state.get("OOMKilled"):
+            return f"out of memory (the container hit its {self.backend.memory} limit)"
+        if not state.get("Running"):
+            return f"its container stopped (exit code {state.get('ExitCode')}, {state.get('Status')})"
+        return None
+
+    def _fate(self) -> InfraError | None:
+        cause = self._cause()
+        return self._died(cause) if cause else None
+
+    def _died(self, cause: str) -> InfraError:
+        # A container past its memory limit is not trusted with another call: it goes now.
+        self._dead = cause
+        try:
+            self.container.kill()
+        except Exception:  # noqa: BLE001 - it may be gone already
+            pass
+        return InfraError("sandbox_died", f"sandbox {self.id} died: {cause}")
+
+    def _exec_sync(self, argv: list[str], user: str, timeout: float) -> tuple[int, bytes, bytes]:
+        api = self.backend.client.api
+        wrapped = ["timeout", "-k", str(KILL_GRACE), str(int(max(1, timeout))), *argv]
+        ex = api.exec_create(self.container.id, wrapped, user=user, environment=ENV, workdir="/episodes")
+        out, err = api.exec_start(ex["Id"], demux=True)
+        code = api.exec_inspect(ex["Id"])["ExitCode"]
+        return code if code is not None else -1, out or b"", err or b""
+
+    async def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 300.0) -> ExecResult:
+        if self._released:
+            raise InfraError("sandbox_released", f"sandbox {self.id} was already released")
+        if stdin is not None:
+            raise InfraError("usage", "the compose backend's exec takes no stdin; put_file the input instead")
+        if self._dead:
+            raise InfraError("sandbox_died", f"sandbox {self.id} died: {self._dead}")
+        user = _run_as(argv)
+        wrapped = _wrap(argv) if argv[:1] == ["task-api"] else argv
+        start = time.monotonic()
+        try:
+            # The in-container `timeout` is the bound; this one only guards against a stuck engine.
+            code, out, err = await asyncio.wait_for(asyncio.to_thread(self._exec_sync, wrapped, user, timeout),
+                                                    timeout + KILL_GRACE + 30)
+        except asyncio.TimeoutError:
+            raise InfraError("exec_timeout", f"the engine did not finish `{' '.join(argv[:3])}` in {self.id}") from None
+        except _docker().errors.APIError as exc:
+            died = await asyncio.to_thread(self._fate)
+            if died:
+                raise died from None
+            raise InfraError("exec_failed", f"docker exec in {self.id} failed: {exc}") from None
+        elapsed = time.monotonic() - start
+        if code in (124, 137) and elapsed >= timeout - 0.5:
+            raise InfraError("exec_timeout", f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}")
+        stderr = err.decode("utf-8", "replace")
+        kills, stderr = _oom_kills(stderr)
+        if kills:
+            raise await asyncio.to_thread(self._died, f"out of memory (the kernel killed {kills} process(es) at its "
+                                          f"{self.backend.memory} limit)")
+        # A call that took the container down is an infra error, never a tool result.
+        if code != 0:
+            died = await asyncio.to_thread(self._fate)
+            if died:
+                raise died
+        return ExecResult(code, out.decode("utf-8", "replace"), stderr, elapsed)
+
+    def _tar(self, path: str, data: bytes) -> tuple[str, bytes]:
+        """A tar rooted at /episodes holding the file and any parent folder not known to exist yet."""
+        rel = Path(path).relative_to("/episodes")
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for parent in reversed(rel.parents[:-1] if len(rel.parents) > 1 else []):
+                full = f"/episodes/{parent}"
+                if full not in self._dirs:
+                    info = tarfile.TarInfo(str(parent))
+                    info.type, info.mode = tarfile.DIRTYPE, 0o755
+                    tar.addfile(info)
+                    self._dirs.add(full)
+            info = tarfile.TarInfo(str(rel))
+            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+            tar.addfile(info, io.BytesIO(data))
+        return "/episodes", buf.getvalue()
+
+    async def put_file(self, path: str, data: bytes) -> None:
+        target = self._resolve(path)
+        if not target.startswith("/episodes/"):
+            raise InfraError("usage", f"put_file writes under /episodes only, not {target}")
+        where, blob = self._tar(target, data)
+        try:
+            ok = await asyncio.to_thread(self.container.put_archive, where, blob)
+        except _docker().errors.APIError as exc:
+            raise (await asyncio.to_thread(self._fate)) or InfraError("put_failed", f"put_archive failed: {exc}") from None
+        if not ok:
+            raise InfraError("put_failed", f"could not write {target} in {self.id}")
+
+    async def get_file(self, path: str) -> bytes:
+        target = self._resolve(path)
+        try:
+            stream, _ = await asyncio.to_thread(self.container.get_archive, target)
+            raw = b"".join(await asyncio.to_thread(list, stream))
+        except _docker().errors.NotFound as exc:
+            raise InfraError("file_missing", f"{path} is not in sandbox {self.id}") from exc
+        except _docker().errors.APIError as exc:
+            raise InfraError("file_missing", f"{path} could not be read from {self.id}: {exc}") from exc
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+            member = tar.next()
+            f = tar.extractfile(member) if member is not None else None
+            if f is None:
+                raise InfraError("file_missing", f"{path} in {self.id} is not a regular file")
+            return f.read()
+
+    async def copy_source(self, source: Path, task: str) -> None:
+        """The task's source, root-only: configs and this task's folder (not every task's)."""
+        buf = io.BytesIO()
+        root = source.resolve()
+
+        def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            # The 0700 root-owned top folder alone keeps the agent out; inside, everything is at
+            # least world-readable, because setup copies initial_workspace/ with its modes and the
+            # agent's servers start on that copy before it is handed to the agent.
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            info.mode |= 0o755 if info.isdir() else 0o644
+            return info
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            top = tarfile.TarInfo("source")
+            top.type, top.mode = tarfile.DIRTYPE, 0o700
+            tar.addfile(top)
+            for part in SOURCE_PARTS:
+                if (root / part).exists():
+                    tar.add(root / part, f"source/{part}", filter=owned)
+            task_dir = root / "tasks" / "finalpool" / task
+            for folder in ("tasks", "tasks/finalpool"):
+                info = tarfile.TarInfo(f"source/{folder}")
+                info.type, info.mode = tarfile.DIRTYPE, 0o700
+                tar.addfile(info)
+            if task_dir.is_dir():
+                tar.add(task_dir, f"source/tasks/finalpool/{task}", filter=owned)
+        ok = await asyncio.to_thread(self.container.put_archive, "/episodes", buf.getvalue())
+        if not ok:
+            raise InfraError("put_failed", f"could not copy the task source into {self.id}")
+
+    async def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        await asyncio.to_thread(self.backend.remove, self.container)
+
+
+class ComposeBackend:
+    name = "compose"
+
+    def __init__(self, client, image: str, network: str = "none", cpus: float = 1.0, memory: str = "1g",
+                 pids: int = 512, labels: dict[str, str] | None = None) -> None:
+        self.client = client
+        self.image = image
+        self.network = network
+        self.cpus = cpus
+        self.memory = memory
+        self.pids = pids
+        self._image_ok = False
+        self.labels = labels or {}  # added to every container's (e.g. a CI job's id, for its own cleanup)
+
+    @classmethod
+    def from_env(cls) -> "ComposeBackend":
+        docker = _docker()
+        try:
+            client = docker.from_env(timeout=120)
+            client.ping()
+        except Exception as exc:  # noqa: BLE001 - any failure to reach it reads the same to a user
+            raise _engine_error(exc) from None
+        image = os.environ.get("DECATHLON_IMAGE")
+        if not image:
+            from decathlon.image import default_tag
+            image = default_tag()
+        return cls(client, image, network=os.environ.get("DECATHLON_COMPOSE_NETWORK", "none"),
+                   cpus=float(os.environ.get("DECATHLON_COMPOSE_CPUS", "1")),
+                   memory=os.environ.get("DECATHLON_COMPOSE_MEMORY", "1g"),
+                   pids=int(os.environ.get("DECATHLON_COMPOSE_PIDS", "512")),
+                   labels=dict(kv.split("=", 1) for kv in os.environ.get("DECATHLON_COMPOSE_LABELS", "").split(",")
+                               if "=" in kv))
+
+    def _run(self, spec: SandboxSpec):
+        docker = _docker()
+        name = f"decathlon-{spec.episode_id[:12]}"
+        # The container's own user is root (an exec as root only has capabilities then); its main
+        # process becomes the agent at once, with an empty bounding set, and serves the zygote.
+        zygote = [*AS_AGENT, "sh", "-c",
+                  f"exec python -m task_api.zygote --socket {ZYGOTE} >/run/decathlon/zygote.log 2>&1"]
+        try:
+            return self.client.containers.run(
+                self.image, zygote, name=name, detach=True, labels={**self.labels, **spec.all_labels()},
+                init=True, network_mode=self.network if self.network == "none" else None,
+                network=None if self.network == "none" else self.network,
+                nano_cpus=int(self.cpus * 1e9), mem_limit=self.memory, memswap_limit=self.memory,
+                pids_limit=self.pids, cap_drop=["ALL"], cap_add=KEEP_CAPS, security_opt=["no-new-privileges"],
+                read_only=True, environment=ENV, working_dir="/episodes",
+                # /episodes is an anonymous volume, not a tmpfs: the engine refuses put_archive into
+                # a read-only container anywhere but a volume. It goes with the container (v=True).
+                mounts=[docker.types.Mount("/episodes", None, type="volume")],
+                tmpfs={"/tmp": "size=256m,mode=1777",
+                       "/run/decathlon": f"size=1m,mode=0755,uid={AGENT_UID},gid={AGENT_UID}",
+                       "/home/agent": f"size=64m,mode=0755,uid={AGENT_UID},gid={AGENT_UID}"})
+        except docker.errors.ImageNotFound:
+            raise InfraError("image_missing", f"the sandbox image {self.image} is not built; {BUILD_HINT}") from None
+        except docker.errors.APIError as exc:
+            raise InfraError("acquire_failed", f"could not start a sandbox container: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - requests' connection errors: the engine is gone
+            raise _engine_error(exc) from None
+
+    def _check_image(self) -> None:
+        if self._image_ok:
+            return
+        docker = _docker()
+        try:
+            self.client.images.get(self.image)
+        except docker.errors.ImageNotFound:
+            raise InfraError("image_missing", f"the sandbox image {self.image} is not built; {BUILD_HINT}") from None
+        except Exception as exc:  # noqa: BLE001
+            raise _engine_error(exc) from None
+        self._image_ok = True
+
+    async def acquire(self, spec: SandboxSpec) -> ComposeSandbox:
+        await asyncio.to_thread(self._check_image)
+        starting = asyncio.ensure_future(asyncio.to_thread(self._run, spec))
+        try:
+            container = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # The engine finishes creating it regardless; wait for that, then remove it.
+            try:
+                self.remove(await starting)
+            except Exception:  # noqa: BLE001
+                pass
+            raise
+        box = ComposeSandbox(self, container, spec)
+        try:
+            await box.copy_source(spec.source, spec.task)
+        except BaseException:
+            await asyncio.shield(box.release())  # also on cancellation: nothing is left behind
+            raise
+        return box
+
+    def remove(self, container) -> None:
+        try:
+            container.remove(force=True, v=True)
+        except _docker().errors.NotFound:
+            pass
+        except Exception:  # noqa: BLE001 - release never raises; `decathlon gc` finds what is left
+            pass
+
+    async def collect(self, labels: dict[str, str]) -> int:
+        wanted = [f"{MANAGED_LABEL}=true", *(f"{k}={v}" for k, v in labels.items())]
+
+        def sweep() -> int:
+            found = self.client.containers.list(all=True, filters={"label": wanted})
+            for c in found:
+                self.remove(c)
+            return len(found)
+        return await asyncio.to_thread(sweep)

@@ -1,0 +1,196 @@
+"""The compose backend's sandboxes: who can read what, how they are bounded and labelled, and the
+CLI path end to end (rewards, nothing left behind, gc after a SIGKILLed run, a quick cached build)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from conftest import LAUNCH, MINI, REPO
+from conformance import compose as compose_mod
+from decathlon.backends.base import SandboxSpec
+from decathlon.task_session import TaskSession
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(scope="module")
+def backend():
+    reason = compose_mod.unavailable()
+    if reason:
+        pytest.skip(f"compose backend unavailable here: {reason}")
+    from decathlon.backends.compose import ComposeBackend
+    return ComposeBackend.from_env()
+
+
+def _spec(task: str, run: str | None = None) -> SandboxSpec:
+    return SandboxSpec(run or uuid.uuid4().hex[:12], uuid.uuid4().hex, task, MINI)
+
+
+def _secret_line(task: str) -> str:
+    """A line of the task's evaluator that no tool output could contain by chance."""
+    lines = [line.strip() for line in (MINI / "tasks/finalpool" / task / "evaluation/main.py").read_text().splitlines()]
+    return max(lines, key=len)
+
+
+READ_GRADER = """
+import os, pathlib
+for p in ["/episodes/source/tasks/finalpool/{task}/evaluation/main.py",
+          "/episodes/source/tasks/finalpool/{task}/groundtruth_workspace",
+          "/opt/decathlon/src/fixtures/toolathlon-mini/tasks/finalpool/{task}/evaluation/main.py"]:
+    try:
+        print("READ", p, pathlib.Path(p).read_text()[:2000] if pathlib.Path(p).is_file() else os.listdir(p))
+    except PermissionError as e:
+        print("DENIED", p)
+print("UID", os.getuid())
+"""
+
+
+def test_the_agents_python_cannot_read_the_grader(backend):
+    task = "csv-sales-summary"
+
+    async def go() -> str:
+        box = await backend.acquire(_spec(task))
+        try:
+            s = TaskSession(box)
+            await s.setup(task, LAUNCH)
+            res = await s.execute("local-python-execute", json.dumps({"code": READ_GRADER.format(task=task)}))
+            return res.content
+        finally:
+            await box.release()
+    out = asyncio.run(go())
+    assert out.count("DENIED") == 3 and "READ" not in out, out
+    assert "UID 1500" in out
+    assert _secret_line(task) not in out
+
+
+def test_the_agents_terminal_cannot_read_the_grader(backend):
+    task = "contacts-dedupe"
+    evaluator = f"/episodes/source/tasks/finalpool/{task}/evaluation/main.py"
+
+    async def go() -> list[str]:
+        box = await backend.acquire(_spec(task))
+        try:
+            s = TaskSession(box)
+            await s.setup(task, LAUNCH)
+            outs = []
+            for cmd in (f"cat {evaluator}", f"python3 -c \"print(open('{evaluator}').read())\"",
+                        f"ls /episodes/source/tasks/finalpool/{task}/groundtruth_workspace"):
+                res = await s.execute("terminal-run_command", json.dumps({"command": cmd}))
+                outs.append(res.content)
+            # The evaluator itself, run as the task user, still reads all of it: the episode passes.
+            return outs
+        finally:
+            await box.release()
+    outs = asyncio.run(go())
+    for out in outs:
+        assert _secret_line(task) not in out, out
+        assert "ermission denied" in out or "not allowed" in out.lower() or "outside" in out.lower(), out
+
+
+def test_labels_limits_and_no_privileges(backend):
+    run = uuid.uuid4().hex[:12]
+
+    async def go() -> dict:
+        box = await backend.acquire(_spec("csv-sales-summary", run))
+        try:
+            attrs = backend.client.api.inspect_container(box.container.id)
+            sock = await box.exec(["sh", "-c", "ls -l /var/run/docker.sock /run/docker.sock 2>&1; id -u; "
+                                   "cat /proc/self/status | grep -E '^(CapEff|NoNewPrivs)'"])
+            return {"attrs": attrs, "inside": sock.stdout}
+        finally:
+            await box.release()
+    got = asyncio.run(go())
+    labels, host = got["attrs"]["Config"]["Labels"], got["attrs"]["HostConfig"]
+    assert labels["decathlon.managed"] == "true" and labels["decathlon.run"] == run
+    assert labels["decathlon.task"] == "csv-sales-summary" and len(labels["decathlon.episode"]) == 32
+    assert host["NanoCpus"] > 0 and host["Memory"] > 0 and host["PidsLimit"] > 0
+    assert host["Privileged"] is False and host["CapDrop"] == ["ALL"]
+    assert "no-new-privileges" in host["SecurityOpt"] and host["ReadonlyRootfs"] is True
+    assert host["NetworkMode"] == "none" and not host.get("Binds")
+    assert "docker.sock" not in json.dumps(got["attrs"]["Mounts"])
+    inside = got["inside"]
+    assert "No such file" in inside and "\n1500\n" in inside and "CapEff:\t0000000000000000" in inside
+    assert "NoNewPrivs:\t1" in inside
+    assert backend.client.containers.list(all=True, filters={"label": f"decathlon.run={run}"}) == []
+
+
+def _cli(*args: str, tag: str | None = None, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, **({"DECATHLON_COMPOSE_LABELS": f"decathlon.test={tag}"} if tag else {})}
+    return subprocess.run([sys.executable, "-m", "decathlon", *args], cwd=REPO, capture_output=True, text=True,
+                          env=env, **kw)
+
+
+def _tagged(client, tag: str) -> list:
+    return client.containers.list(all=True, filters={"label": f"decathlon.test={tag}"})
+
+
+def test_cli_run_gives_full_rewards_and_leaves_nothing(backend):
+    tag = uuid.uuid4().hex
+    proc = _cli("run", "--all", "--source", str(MINI), "--backend", "compose", "--policy", "oracle", "--json",
+                "--launch-time", LAUNCH, tag=tag, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert len(rows) == 5 and all(r["reward"] == 1.0 and r["infra_error"] is None for r in rows), rows
+    assert _tagged(backend.client, tag) == []
+
+
+def test_gc_after_a_sigkilled_run(backend):
+    tag = uuid.uuid4().hex
+    proc = subprocess.Popen([sys.executable, "-m", "decathlon", "run", "--all", "--source", str(MINI), "--backend",
+                             "compose", "--json"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "DECATHLON_COMPOSE_LABELS": f"decathlon.test={tag}"})
+    deadline = time.monotonic() + 120
+    while not _tagged(backend.client, tag) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)  # mid-episode: containers up, setup under way
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    left = _tagged(backend.client, tag)
+    assert left, "a SIGKILLed run leaves its containers (or this test proves nothing)"
+    run = left[0].labels["decathlon.run"]
+    gc = _cli("gc", "--backend", "compose", "--run", run, timeout=120)
+    assert gc.returncode == 0, gc.stderr
+    assert json.loads(gc.stdout)["removed"] >= 1
+    assert _tagged(backend.client, tag) == []
+
+
+def test_image_build_from_cache_is_quick(backend):
+    start = time.monotonic()
+    proc = _cli("image", "build", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "up to date" in proc.stderr and time.monotonic() - start < 30, proc.stderr
+
+
+def test_missing_image_names_the_build_command():
+    from decathlon.backends.compose import ComposeBackend
+    from decathlon.errors import InfraError
+    reason = compose_mod.unavailable()
+    if reason and "no Docker engine" in reason:
+        pytest.skip(reason)
+    os.environ["DECATHLON_IMAGE"] = "decathlon-sandbox:does-not-exist"
+    try:
+        b = ComposeBackend.from_env()
+        with pytest.raises(InfraError) as e:
+            asyncio.run(b.acquire(_spec("csv-sales-summary")))
+    finally:
+        del os.environ["DECATHLON_IMAGE"]
+    assert e.value.kind == "image_missing" and "decathlon image build" in e.value.message
+
+
+def test_unreachable_engine_is_a_clear_error(monkeypatch):
+    from decathlon.backends.compose import ComposeBackend
+    from decathlon.errors import InfraError
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(InfraError) as e:
+        ComposeBackend.from_env()
+    assert e.value.kind == "engine_unreachable" and "unreachable" in e.value.message
+    proc = _cli("gc", "--backend", "compose", timeout=60)  # DOCKER_HOST is inherited
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "unreachable" in proc.stderr

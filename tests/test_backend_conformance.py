@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import uuid
 from pathlib import Path
 
 import pytest
 
 from conformance import modules
-from conftest import LAUNCH, MINI, REPO
+from conftest import LAUNCH, MINI
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
 from decathlon.episode import EpisodeConfig, run_episode

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -88,3 +89,31 @@ sys.exit(0 if pathlib.Path(a.agent_workspace, "done.txt").is_file() and len(log[
     proc = decathlon("run", "ctx", "--source", str(source), "--policy", "oracle", "--json")
     r = json.loads(proc.stdout)
     assert r["infra_error"] is None and r["pass"] is True and r["tool_calls"] == 4
+
+
+def test_openai_policy_drives_an_episode_through_a_chat_completions_endpoint():
+    """Any OpenAI-compatible endpoint: here `decathlon serve-policy`, which answers as the oracle would."""
+    import re
+    server = subprocess.Popen([sys.executable, "-m", "decathlon", "serve-policy", "--source", str(MINI), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/v1", server.stdout.readline())
+        assert url, server.stderr.read() if server.poll() is not None else "no URL printed"
+        env = {**os.environ, "OPENAI_BASE_URL": url.group(0), "OPENAI_API_KEY": "unused"}
+        proc = subprocess.run([sys.executable, "-m", "decathlon", "run", "csv-sales-summary", "--source", str(MINI),
+                               "--policy", "openai:oracle", "--json", "--launch-time", LAUNCH],
+                              capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
+        r = json.loads(proc.stdout)
+        assert proc.returncode == 0 and r["infra_error"] is None and r["reward"] == 1.0 and r["turns"] == 4, proc.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+
+
+def test_openai_policy_unreachable_model_is_an_infra_error():
+    env = {**os.environ, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "unused"}
+    proc = subprocess.run([sys.executable, "-m", "decathlon", "run", "csv-sales-summary", "--source", str(MINI),
+                           "--policy", "openai:m", "--json"], capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env=env)
+    r = json.loads(proc.stdout)
+    assert proc.returncode == 1 and r["infra_error"]["kind"] == "model_unreachable"

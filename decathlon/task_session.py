@@ -56,7 +56,9 @@ class TaskSession:
 
     async def _call(self, phase: str, argv: list[str], timeout: float) -> dict:
         res = await self.sandbox.exec(["task-api", *argv], timeout=timeout)
-        lines = [line for line in res.stdout.splitlines() if line.strip()]
+        # "\n" only: str.splitlines() also breaks on U+0085, U+2028…, which tool output may contain raw
+        # inside the one JSON line task-api prints.
+        lines = [line for line in res.stdout.split("\n") if line.strip()]
         try:
             reply = json.loads(lines[-1]) if lines else None
         except json.JSONDecodeError:

@@ -25,7 +25,7 @@ class TaskApi:
         env = {**os.environ, "TASK_API_HOME": str(self.home)}
         proc = subprocess.run([sys.executable, "-m", "task_api", *args], env=env, capture_output=True, text=True,
                               timeout=timeout)
-        lines = [line for line in proc.stdout.splitlines() if line.strip()]
+        lines = [line for line in proc.stdout.split("\n") if line.strip()]
         assert len(lines) == 1, f"task-api must print exactly one JSON object, got: {proc.stdout!r} {proc.stderr!r}"
         return proc.returncode, json.loads(lines[0])
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +141,22 @@ def test_binary_tool_output_does_not_crash(mini):
     (ws / "blob.bin").write_bytes(bytes(range(256)) * 40)
     out = mini.ok("execute", "filesystem-read_file", json.dumps({"path": str(ws / "blob.bin")}))
     json.loads(out["content"])  # still one well-formed text item
+
+
+def test_unicode_line_separators_in_output_stay_inside_the_one_json_line():
+    """U+0085 and U+2028 are line breaks to str.splitlines(); the exec path must not split on them."""
+    import asyncio
+    from decathlon.backends.local import LocalBackend
+    from decathlon.backends.base import SandboxSpec
+    from decathlon.task_session import TaskSession
+    async def go() -> str:
+        box = await LocalBackend(direct=False).acquire(SandboxSpec("t", "e", "csv-sales-summary", MINI))
+        try:
+            s = TaskSession(box)
+            setup = await s.setup("csv-sales-summary", LAUNCH)
+            (Path(setup.workspace) / "odd.txt").write_text("a\u0085b\u2028c\x1cd", encoding="utf-8")
+            res = await s.execute("filesystem-read_file", json.dumps({"path": f"{setup.workspace}/odd.txt"}))
+            return json.loads(res.content)["text"]
+        finally:
+            await box.release()
+    assert asyncio.run(go()) == "a\u0085b\u2028c\x1cd"

@@ -56,15 +56,21 @@ async def run_command(ns: argparse.Namespace) -> int:
                                 cassette=cassette_path(tapes, task) if ns.mode == "replay" else None)
             return await run_episode(cfg, backend, policy)
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=ns.json) as progress:
-        bar = progress.add_task(f"{len(names)} episodes ({ns.policy}, {ns.backend})", total=len(names))
-        jobs = [asyncio.create_task(one(n)) for n in names]
-        for job in asyncio.as_completed(jobs):
-            r = await job
-            progress.advance(bar)
-            progress.console.print(f"{r.task}: reward {r.reward:.2f}" + (f" [red]{r.infra_error['kind']}[/]" if r.infra_error else ""))
-        results = [j.result() for j in jobs]
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=ns.json) as progress:
+            bar = progress.add_task(f"{len(names)} episodes ({ns.policy}, {ns.backend})", total=len(names))
+            jobs = [asyncio.create_task(one(n)) for n in names]
+            for job in asyncio.as_completed(jobs):
+                r = await job
+                progress.advance(bar)
+                progress.console.print(f"{r.task}: reward {r.reward:.2f}"
+                                       + (f" [red]{r.infra_error['kind']}[/]" if r.infra_error else ""))
+            results = [j.result() for j in jobs]
+    finally:
+        close = getattr(backend, "close", None)  # a warm pool's unused containers go with the run
+        if close is not None:
+            await asyncio.to_thread(close)
     if ns.json:
         for r in results:
             sys.stdout.write(json.dumps({"task": r.task, "reward": r.reward, "pass": r.passed, "metrics": r.metrics,

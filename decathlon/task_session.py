@@ -5,6 +5,7 @@ import json
 from dataclasses import dataclass, field
 
 from decathlon.backends.base import Sandbox
+from decathlon.backends.daemon_channel import NotConnected
 from decathlon.errors import InfraError
 
 MESSAGES_PATH = "messages.json"
@@ -85,11 +86,17 @@ class TaskSession:
 
     async def execute(self, tool: str, args_json: str) -> ToolResult:
         direct = getattr(self.sandbox, "daemon_request", None) if getattr(self.sandbox, "direct", False) else None
+        r = None
         if direct is not None:
-            r = await direct({"op": "execute", "tool": tool, "args": args_json}, self.timeouts.tool)
-            if "error" in r:
+            try:
+                r = await direct({"op": "execute", "tool": tool, "args": args_json}, self.timeouts.tool)
+            except NotConnected:
+                pass  # nothing was sent: task-api (exec) asks, and names what is wrong if anything is
+            except InfraError as exc:
+                raise InfraError(exc.kind, exc.message, "execute") from None
+            if r is not None and "error" in r:
                 raise InfraError(r["error"].get("kind", "task_api_failed"), r["error"].get("message", ""), "execute")
-        else:
+        if r is None:
             r = await self._call("execute", ["execute", tool, args_json], self.timeouts.tool)
         return ToolResult(r["content"], bool(r["is_error"]), float(r.get("elapsed_ms", 0.0)), r.get("context"))
 

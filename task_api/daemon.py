@@ -18,6 +18,7 @@ from task_api.errors import InfraError
 from task_api.home import Home
 from task_api.local_tools import tools_for
 from task_api.local_tools.base import Context
+from task_api.oom import oom_kills
 from task_api.mcp_pool import HeldServer, start_all, stop_all
 from mocks.cassette.canonical import tokenize
 from mocks.cassette.errors import CassetteError
@@ -30,6 +31,9 @@ from task_api.tool_calls import Executor, elapsed_ms
 
 MAX_LIFETIME = float(os.environ.get("DECATHLON_DAEMON_MAX_SECONDS", str(6 * 3600)))
 MAX_REQUEST = 64 << 20
+# Set by a backend whose sandbox has a memory limit: every tool call's reply then says how many
+# processes the kernel's OOM killer took in it so far, so the host can stop trusting the sandbox.
+REPORT_OOM = os.environ.get("TASK_API_REPORT_OOM") == "1"
 
 
 def _write_atomic(path: Path, obj: dict) -> None:
@@ -125,6 +129,8 @@ class Daemon:
             reply = {"content": out.content, "is_error": out.is_error, "elapsed_ms": elapsed_ms(start)}
             if out.context:
                 reply["context"] = out.context
+            if REPORT_OOM:
+                reply["oom_kills"] = oom_kills()
             return reply
         if op == "status":
             return {"alive": True, "pid": os.getpid(), "tool_calls": self.executor.seq,
@@ -157,6 +163,9 @@ class Daemon:
         if sock.exists():
             sock.unlink()
         server = await asyncio.start_unix_server(self.handle, path=str(sock))
+        if os.environ.get("TASK_API_SOCKET"):
+            # Reached from outside by whoever the backend runs as (its folder is what keeps others out).
+            os.chmod(sock, 0o666)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.done.set)

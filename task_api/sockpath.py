@@ -13,6 +13,10 @@ def home_root(explicit: str | None = None) -> str:
 
 
 def socket_path(root: str) -> str:
+    # Set by a backend that reaches the daemon from outside the sandbox (compose: a folder it mounts).
+    explicit = os.environ.get("TASK_API_SOCKET")
+    if explicit:
+        return explicit
     path = os.path.join(root, "run", "daemon.sock")
     if len(path) <= _MAX_SOCKET_PATH:
         return path

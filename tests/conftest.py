@@ -41,6 +41,13 @@ class TaskApi:
         return out["error"]
 
 
+@pytest.fixture(scope="session")
+def imported(tmp_path_factory) -> Path:
+    """The recorded Toolathlon runs imported as a task source (see recorded_runs.py)."""
+    from recorded_runs import import_runs
+    return import_runs(tmp_path_factory)
+
+
 @pytest.fixture
 def task_api(tmp_path: Path):
     api = TaskApi(tmp_path / "home")

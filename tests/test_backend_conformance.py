@@ -1,5 +1,6 @@
 """One suite, every backend: isolation, parallel episodes, timeouts, a sandbox that dies, release on
-cancellation, and the same rewards and tool outputs as the local backend.
+cancellation, and the same rewards and tool outputs as the local backend — for every mini task and,
+on backends that declare RECORDED, every imported recorded Toolathlon run.
 
 Backends plug in through tests/conformance/<name>.py (see its __init__)."""
 from __future__ import annotations
@@ -17,9 +18,11 @@ from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
 from decathlon.episode import EpisodeConfig, run_episode
 from decathlon.errors import InfraError
-from decathlon.policies import OraclePolicy
+from decathlon.cassettes import cassette_path
+from decathlon.policies import OraclePolicy, ReplayPolicy
 from decathlon.task_session import TaskSession
 from mocks.cassette.canonical import tokenize
+from recorded_runs import TASKS as RECORDED_TASKS
 
 BACKENDS = [pytest.param(m, id=m.NAME, marks=m.MARKS) for m in modules()]
 TASKS = sorted(p.parent.name for p in (MINI / "tasks" / "finalpool").glob("*/task_config.json"))
@@ -168,3 +171,30 @@ def test_same_rewards_and_tool_outputs_as_local(backend, task, tmp_path):
     assert r.infra_error is None, r.infra_error
     assert (r.reward, r.passed, r.metrics) == ref[:3]
     assert _stable(_outputs(tmp_path / "here", task)) == _stable(ref[3])
+
+
+# The recorded runs: 108 episodes (thousands of tool calls) per backend, so only on the backends that
+# the issue holds to them (RECORDED = True in their module; the local backend is the reference).
+RECORDED = [pytest.param(m, task, id=f"{m.NAME}-{task}", marks=m.MARKS)
+            for m in modules() if getattr(m, "RECORDED", False) for task in RECORDED_TASKS]
+
+
+async def _replayed(backend, task: str, source: Path, out: Path):
+    cfg = EpisodeConfig(task=task, source=source, run_id="recorded", episode_id=uuid.uuid4().hex, mode="replay",
+                        cassette=cassette_path(source / "cassettes", task), out_dir=out)
+    return await run_episode(cfg, backend, ReplayPolicy(source / "cassettes"))
+
+
+@pytest.mark.parametrize(("module", "task"), RECORDED)
+def test_recorded_run_same_as_local(module, task, imported, tmp_path):
+    reason = module.unavailable()
+    if reason:
+        pytest.skip(f"{module.NAME} backend unavailable here: {reason}")
+    ref = asyncio.run(_replayed(LocalBackend(), task, imported, tmp_path / "local"))
+    assert ref.infra_error is None, ref.infra_error
+    with module.backend(tmp_path) as backend:
+        r = asyncio.run(_replayed(backend, task, imported, tmp_path / "here"))
+    assert r.infra_error is None, r.infra_error
+    assert (r.reward, r.passed, r.metrics, r.tool_calls) == (ref.reward, ref.passed, ref.metrics, ref.tool_calls)
+    # Replayed outputs are the recorded strings: byte-identical, nothing masked.
+    assert _outputs(tmp_path / "here", task) == _outputs(tmp_path / "local", task)

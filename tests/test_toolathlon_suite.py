@@ -1,39 +1,23 @@
 """The 108 Toolathlon tasks, offline: each recorded real run imported and replayed, setup → every call →
-evaluate, byte for byte.
-
-The runs are third-party data read at run time from $DECATHLON_TRAJECTORIES (default:
-../shared/data/toolathlon/trajectories/claude-4.5-sonnet beside the checkout), never committed.
-Without them these tests skip, saying how to get them — except where DECATHLON_REQUIRE_TRAJECTORIES=1
-(`.ci/run` sets it), where their absence fails.
-"""
+evaluate, byte for byte. Where the runs come from: tests/recorded_runs.py."""
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
-import os
 import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from recorded_runs import HOW, REQUIRED, TASKS
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
 from decathlon.cassettes import cassette_path, trajectory_path
 from decathlon.errors import InfraError
-from decathlon.importer import import_dir
 from decathlon.task_session import TaskSession
 from mocks.cassette.canonical import tokenize
 from task_api.routing import route
-
-TRAJECTORIES = Path(os.environ.get("DECATHLON_TRAJECTORIES")
-                    or REPO.parent / "shared" / "data" / "toolathlon" / "trajectories" / "claude-4.5-sonnet")
-REQUIRED = os.environ.get("DECATHLON_REQUIRE_TRAJECTORIES") == "1"
-HOW = (f"no recorded Toolathlon runs at {TRAJECTORIES}: set DECATHLON_TRAJECTORIES to a folder of <task>.json runs "
-       "(the Toolathlon-Trajectories dataset by hkust-nlp, CC-BY-4.0; this workplace has them in "
-       "shared/data/toolathlon/trajectories/claude-4.5-sonnet)")
-TASKS = sorted(p.stem for p in TRAJECTORIES.glob("*.json")) if TRAJECTORIES.is_dir() else []
 
 
 def test_trajectories_are_present():
@@ -42,15 +26,6 @@ def test_trajectories_are_present():
             pytest.fail(HOW)
         pytest.skip(HOW)
     assert len(TASKS) == 108
-
-
-@pytest.fixture(scope="session")
-def imported(tmp_path_factory) -> Path:
-    if not TASKS:
-        pytest.fail(HOW) if REQUIRED else pytest.skip(HOW)
-    out = tmp_path_factory.mktemp("imported")
-    import_dir(TRAJECTORIES, out)
-    return out
 
 
 def _recorded_calls(trajectory: list[dict]) -> list[tuple[str, str, str]]:

@@ -12,8 +12,8 @@ def make_backend(name: str) -> Backend:
         from decathlon.backends.local import LocalBackend
         return LocalBackend()
     if name == "compose":
-        from decathlon.backends.compose import ComposeBackend
-        return ComposeBackend.from_env()
+        from decathlon.backends.compose import shared_backend
+        return shared_backend()
     if name == "prime":
         from decathlon.backends.prime import PrimeBackend
         return PrimeBackend.from_env()

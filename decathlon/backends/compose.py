@@ -8,23 +8,39 @@ Inside a container two users share the episode (docker/sandbox.Dockerfile):
   to the agent. Root keeps only the capabilities that role needs (chown, DAC override, kill).
 No Docker socket, no host network, no-new-privileges, a read-only root filesystem, and CPU, memory
 and pids limits. Docker exec has no timeout of its own, so every exec runs under `timeout`.
+
+Tool calls take the direct channel where it works: the episode daemon listens in a host folder
+bind-mounted into the container (one per container), and the host talks to its socket as the local
+backend does (~1 ms instead of a ~100 ms docker exec). Everything else, and every call whose
+channel cannot be connected, goes through exec.
 """
 from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
+import shutil
+import sys
 import tarfile
+import tempfile
+import threading
 import time
+import uuid
 from pathlib import Path
 
+from decathlon.backends import daemon_channel
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, SandboxSpec
+from decathlon.backends.compose_pool import POOLED_EPISODE, Warm, WarmPool
 from decathlon.errors import InfraError
 
 AGENT_UID = 1500
 HOME = "/episodes/home"
 SOURCE = "/episodes/source"
 ZYGOTE = "/run/decathlon/zygote.sock"
+CHANNEL = "/run/decathlon/channel"  # the bind-mounted folder of the direct channel
+CHANNEL_SOCKET = "daemon.sock"
+ORPHAN_GRACE = 60.0  # seconds before `gc` takes a channel folder that has no container
 AS_AGENT = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups", "--inh-caps=-all",
             "--bounding-set=-all", "--"]
 # root's, as the task user (the agent has none); SETUID/SETGID only so the main process can become the agent.
@@ -34,6 +50,20 @@ ENV = {"TASK_API_HOME": HOME, "TASK_API_ZYGOTE": ZYGOTE, "HOME": "/home/agent", 
 # The source copied in per episode: what setup and the evaluator read (configs and the one task).
 SOURCE_PARTS = ("configs", "global_configs.py")
 BUILD_HINT = "build it with `decathlon image build` (see docs/docker.md)"
+
+
+def channels_dir() -> Path | None:
+    """Where the host keeps the direct channels' folders, or None for exec only.
+
+    The engine bind-mounts a folder by its path on the engine's host. A runner in a container (the
+    compose demo) names a folder mounted at the same path on both sides in DECATHLON_COMPOSE_CHANNELS;
+    where the engine cannot find the folder at all, the backend turns the channel off (see _start).
+    DECATHLON_COMPOSE_DIRECT=0 turns it off from the start.
+    """
+    if os.environ.get("DECATHLON_COMPOSE_DIRECT", "1") == "0":
+        return None
+    named = os.environ.get("DECATHLON_COMPOSE_CHANNELS")
+    return Path(named) if named else Path(tempfile.gettempdir()) / f"decathlon-channels-{os.getuid()}"
 
 
 def _docker():
@@ -69,6 +99,7 @@ def _wrap(argv: list[str]) -> list[str]:
         return ["sh", "-c", f'cd {HOME} 2>/dev/null; "$@"; rc=$?; {_OOM_REPORT}; exit $rc', "sh", *argv]
     script = (
         f"mkdir -p {HOME}/run && chown {AGENT_UID}:{AGENT_UID} {HOME}/run && cd {HOME} || exit 3; "
+        f"[ -d {CHANNEL} ] && chmod 0777 {CHANNEL}; "
         f"n=0; while [ ! -S {ZYGOTE} ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n+1)); done; "
         f'"$@"; rc=$?; {_OOM_REPORT}; [ $rc -ne 0 ] && exit $rc; '
         f"chown -R {AGENT_UID}:{AGENT_UID} {HOME}/workspace; "
@@ -89,14 +120,56 @@ def _oom_kills(stderr: str) -> tuple[int, str]:
 
 
 class ComposeSandbox:
-    def __init__(self, backend: "ComposeBackend", container, spec: SandboxSpec) -> None:
+    def __init__(self, backend: "ComposeBackend", container, spec: SandboxSpec, channel: Path | None = None) -> None:
         self.backend = backend
         self.container = container
         self.id = container.name
         self.spec = spec
+        self.channel = channel  # the host's side of the direct channel's folder
+        self.use_direct = True  # False sends tool calls through exec even where the channel works
         self._released = False
         self._dirs = {"/episodes", SOURCE}
         self._dead: str | None = None
+
+    @property
+    def direct(self) -> bool:
+        """Tool calls go straight to the daemon's socket once it is there (after setup, before teardown)."""
+        return (self.use_direct and self.channel is not None and not self._released and not self._dead
+                and (self.channel / CHANNEL_SOCKET).exists())
+
+    async def daemon_request(self, payload: dict, timeout: float) -> dict:
+        """One request to the episode daemon over the direct channel; the exec path where it cannot connect."""
+        assert self.channel is not None
+        try:
+            reply = await daemon_channel.request(str(self.channel / CHANNEL_SOCKET), payload, timeout,
+                                                 peer_uid=AGENT_UID)
+        except daemon_channel.NotConnected as exc:
+            # Nothing was sent, so the caller asks through exec instead, which also answers for a daemon
+            # that died (and names an out-of-memory kill). The channel stays off for this sandbox.
+            if (self.channel / CHANNEL_SOCKET).exists():
+                print(f"decathlon: the direct channel to {self.id} failed ({exc}); using docker exec",
+                      file=sys.stderr)
+            self.channel = None
+            raise
+        except InfraError as exc:
+            # The daemon went away mid-call: say why, if the container knows.
+            raise (await self._after_break()) or exc from None
+        kills = reply.pop("oom_kills", 0)
+        if kills:
+            raise await asyncio.to_thread(self._died, f"out of memory (the kernel killed {kills} process(es) at "
+                                          f"its {self.backend.memory} limit)")
+        return reply
+
+    async def _after_break(self) -> InfraError | None:
+        try:
+            probe = await asyncio.to_thread(self._exec_sync, ["sh", "-c", _OOM_REPORT], "0", 30)
+        except Exception:  # noqa: BLE001 - the engine or container is gone: _fate says which
+            probe = (1, b"", b"")
+        kills, _ = _oom_kills(probe[2].decode("utf-8", "replace"))
+        if kills:
+            return await asyncio.to_thread(self._died, f"out of memory (the kernel killed {kills} process(es) at "
+                                           f"its {self.backend.memory} limit)")
+        return await asyncio.to_thread(self._fate)
 
     @property
     def source_path(self) -> str:
@@ -264,7 +337,8 @@ class ComposeBackend:
     name = "compose"
 
     def __init__(self, client, image: str, network: str = "none", cpus: float = 1.0, memory: str = "1g",
-                 pids: int = 512, labels: dict[str, str] | None = None) -> None:
+                 pids: int = 512, labels: dict[str, str] | None = None, channels: Path | None = None,
+                 pool: int = 0) -> None:
         self.client = client
         self.image = image
         self.network = network
@@ -273,6 +347,11 @@ class ComposeBackend:
         self.pids = pids
         self._image_ok = False
         self.labels = labels or {}  # added to every container's (e.g. a CI job's id, for its own cleanup)
+        self.channels = channels
+        self.pool_size = pool
+        self._pool: WarmPool | None = None
+        self._pool_run: str | None = None
+        self._pool_lock = threading.Lock()
 
     @classmethod
     def from_env(cls) -> "ComposeBackend":
@@ -291,26 +370,45 @@ class ComposeBackend:
                    memory=os.environ.get("DECATHLON_COMPOSE_MEMORY", "1g"),
                    pids=int(os.environ.get("DECATHLON_COMPOSE_PIDS", "512")),
                    labels=dict(kv.split("=", 1) for kv in os.environ.get("DECATHLON_COMPOSE_LABELS", "").split(",")
-                               if "=" in kv))
+                               if "=" in kv),
+                   channels=channels_dir(), pool=int(os.environ.get("DECATHLON_COMPOSE_POOL", "0")))
 
-    def _run(self, spec: SandboxSpec):
+    def _channel(self, name: str) -> Path | None:
+        """The host's folder for one container's direct channel (mounted at CHANNEL), or None."""
+        if self.channels is None:
+            return None
+        try:
+            self.channels.mkdir(mode=0o700, parents=True, exist_ok=True)  # keeps the host's other users out
+            folder = self.channels / name
+            folder.mkdir(mode=0o777)
+            folder.chmod(0o777)  # past the umask: the daemon runs as the agent's uid
+            return folder
+        except OSError as exc:
+            print(f"decathlon: no direct channel ({exc}); tool calls go through docker exec", file=sys.stderr)
+            return None
+
+    def _run(self, name: str, labels: dict[str, str], channel: Path | None):
         docker = _docker()
-        name = f"decathlon-{spec.episode_id[:12]}"
+        env = dict(ENV, TASK_API_REPORT_OOM="1")
+        mounts = [docker.types.Mount("/episodes", None, type="volume")]
+        if channel is not None:
+            env["TASK_API_SOCKET"] = f"{CHANNEL}/{CHANNEL_SOCKET}"
+            mounts.append(docker.types.Mount(CHANNEL, str(channel), type="bind"))
         # The container's own user is root (an exec as root only has capabilities then); its main
         # process becomes the agent at once, with an empty bounding set, and serves the zygote.
         zygote = [*AS_AGENT, "sh", "-c",
                   f"exec python -m task_api.zygote --socket {ZYGOTE} >/run/decathlon/zygote.log 2>&1"]
         try:
             return self.client.containers.run(
-                self.image, zygote, name=name, detach=True, labels={**self.labels, **spec.all_labels()},
+                self.image, zygote, name=name, detach=True, labels={**self.labels, **labels},
                 init=True, network_mode=self.network if self.network == "none" else None,
                 network=None if self.network == "none" else self.network,
                 nano_cpus=int(self.cpus * 1e9), mem_limit=self.memory, memswap_limit=self.memory,
                 pids_limit=self.pids, cap_drop=["ALL"], cap_add=KEEP_CAPS, security_opt=["no-new-privileges"],
-                read_only=True, environment=ENV, working_dir="/episodes",
+                read_only=True, environment=env, working_dir="/episodes",
                 # /episodes is an anonymous volume, not a tmpfs: the engine refuses put_archive into
                 # a read-only container anywhere but a volume. It goes with the container (v=True).
-                mounts=[docker.types.Mount("/episodes", None, type="volume")],
+                mounts=mounts,
                 tmpfs={"/tmp": "size=256m,mode=1777",
                        "/run/decathlon": f"size=1m,mode=0755,uid={AGENT_UID},gid={AGENT_UID}",
                        "/home/agent": f"size=64m,mode=0755,uid={AGENT_UID},gid={AGENT_UID}"})
@@ -333,19 +431,88 @@ class ComposeBackend:
             raise _engine_error(exc) from None
         self._image_ok = True
 
+    def _start(self, name: str, labels: dict[str, str]) -> Warm:
+        channel = self._channel(name)
+        try:
+            return Warm(self._run(name, labels, channel), channel)
+        except InfraError as exc:
+            self.forget_channel(channel)
+            if channel is None or "bind source path does not exist" not in exc.message:
+                raise
+            # The engine does not see this process's folders (this runner is in a container without
+            # the folder mounted at the same path): exec only, from now on.
+            print(f"decathlon: the engine cannot see {self.channels}; tool calls go through docker exec "
+                  "(set DECATHLON_COMPOSE_CHANNELS to a folder mounted at the same path, see docs/docker.md)",
+                  file=sys.stderr)
+            self.channels = None
+            return Warm(self._run(name, labels, None), None)
+        except BaseException:
+            self.forget_channel(channel)
+            raise
+
+    def _start_warm(self, labels: dict[str, str]) -> Warm:
+        """A pool's container, handed out only once its zygote listens (the start-up it saves)."""
+        warm = self._start(f"decathlon-pool-{uuid.uuid4().hex[:12]}", labels)
+        wait = f"n=0; while [ ! -S {ZYGOTE} ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done; [ -S {ZYGOTE} ]"
+        try:
+            code, _ = warm.container.exec_run(["sh", "-c", wait], user=str(AGENT_UID))
+        except Exception as exc:  # noqa: BLE001 - the pool retries; acquire meanwhile starts fresh ones
+            self.remove(warm.container)
+            raise InfraError("acquire_failed", f"a pooled container did not start: {exc}") from None
+        if code != 0:
+            self.remove(warm.container)
+            raise InfraError("acquire_failed", "a pooled container's zygote did not start within 60 s")
+        return warm
+
+    def _warm(self, spec: SandboxSpec) -> Warm | None:
+        """A pre-started container of this run, if the pool has one (the pool starts with the run's first
+        episode: its containers carry the run's labels, all but the episode's own)."""
+        if self.pool_size <= 0:
+            return None
+        labels = {k: v for k, v in spec.all_labels().items() if k not in ("decathlon.episode", "decathlon.task")}
+        labels["decathlon.episode"] = POOLED_EPISODE
+        key = json.dumps(labels, sort_keys=True)
+        with self._pool_lock:
+            if self._pool is None or self._pool_run != key:
+                if self._pool is not None:
+                    self._pool.close()
+                self._pool = WarmPool(self.pool_size, lambda: self._start_warm(labels),
+                                      lambda w: self.remove(w.container), self._healthy)
+                self._pool_run = key
+                return None
+            return self._pool.take()
+
+    @staticmethod
+    def _healthy(warm: Warm) -> bool:
+        try:
+            warm.container.reload()
+        except Exception:  # noqa: BLE001
+            return False
+        return bool(warm.container.attrs.get("State", {}).get("Running"))
+
+    def close(self) -> None:
+        """Remove the warm pool's unused containers (a later acquire starts a new pool)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
     async def acquire(self, spec: SandboxSpec) -> ComposeSandbox:
         await asyncio.to_thread(self._check_image)
-        starting = asyncio.ensure_future(asyncio.to_thread(self._run, spec))
-        try:
-            container = await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            # The engine finishes creating it regardless; wait for that, then remove it.
+        warm = await asyncio.to_thread(self._warm, spec)
+        if warm is None:
+            starting = asyncio.ensure_future(asyncio.to_thread(
+                self._start, f"decathlon-{spec.episode_id[:12]}", spec.all_labels()))
             try:
-                self.remove(await starting)
-            except Exception:  # noqa: BLE001
-                pass
-            raise
-        box = ComposeSandbox(self, container, spec)
+                warm = await asyncio.shield(starting)
+            except asyncio.CancelledError:
+                # The engine finishes creating it regardless; wait for that, then remove it.
+                try:
+                    self.remove((await starting).container)
+                except Exception:  # noqa: BLE001 - it failed to start: nothing to remove
+                    pass
+                raise
+        box = ComposeSandbox(self, warm.container, spec, warm.channel)
         try:
             await box.copy_source(spec.source, spec.task)
         except BaseException:
@@ -359,7 +526,14 @@ class ComposeBackend:
         except _docker().errors.NotFound:
             pass
         except Exception:  # noqa: BLE001 - release never raises; `decathlon gc` finds what is left
-            pass
+            return
+        if self.channels is not None:
+            self.forget_channel(self.channels / container.name)
+
+    @staticmethod
+    def forget_channel(channel: Path | None) -> None:
+        if channel is not None:
+            shutil.rmtree(channel, ignore_errors=True)
 
     async def collect(self, labels: dict[str, str]) -> int:
         wanted = [f"{MANAGED_LABEL}=true", *(f"{k}={v}" for k, v in labels.items())]
@@ -368,5 +542,32 @@ class ComposeBackend:
             found = self.client.containers.list(all=True, filters={"label": wanted})
             for c in found:
                 self.remove(c)
+            self._sweep_channels()
             return len(found)
         return await asyncio.to_thread(sweep)
+
+    def _sweep_channels(self) -> None:
+        """Channel folders whose container is gone (a runner killed between the two): a minute's grace,
+        so a container being created right now keeps its folder."""
+        if self.channels is None or not self.channels.is_dir():
+            return
+        live = {c.name for c in self.client.containers.list(all=True, filters={"label": f"{MANAGED_LABEL}=true"})}
+        for folder in sorted(self.channels.iterdir()):
+            try:
+                stale = time.time() - folder.stat().st_mtime > ORPHAN_GRACE
+            except OSError:
+                continue
+            if folder.name not in live and stale:
+                self.forget_channel(folder)
+
+
+_SHARED: dict[str, ComposeBackend] = {}
+
+
+def shared_backend() -> ComposeBackend:
+    """One backend per configuration in a process: a harness that asks for a backend per episode (the
+    verifiers one) still shares one warm pool."""
+    key = json.dumps({k: v for k, v in sorted(os.environ.items()) if k.startswith("DECATHLON_")})
+    if key not in _SHARED:
+        _SHARED[key] = ComposeBackend.from_env()
+    return _SHARED[key]

@@ -17,6 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
+from decathlon.backends import daemon_channel
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, SandboxSpec
 from decathlon.errors import InfraError
 from task_api.home import Home
@@ -106,24 +107,9 @@ class LocalSandbox:
                           time.monotonic() - start)
 
     async def daemon_request(self, payload: dict, timeout: float) -> dict:
-        """The fast path: the episode daemon's socket, straight from the host (same reply as `task-api`)."""
-        sock = Home(self.root).socket
-        if not sock.exists():
-            raise InfraError("no_session", "no episode daemon is running in this sandbox (setup failed or torn down)")
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(sock)), timeout)
-            writer.write(json.dumps(payload).encode() + b"\n")
-            await writer.drain()
-            writer.write_eof()
-            raw = await asyncio.wait_for(reader.read(), timeout)
-            writer.close()
-        except asyncio.TimeoutError:
-            raise InfraError("exec_timeout", f"no answer from the episode daemon within {timeout:.0f} s") from None
-        except OSError as exc:
-            raise InfraError("daemon_died", f"the episode daemon is unreachable: {exc}") from exc
-        if not raw:
-            raise InfraError("daemon_died", "the episode daemon closed the connection without answering")
-        return json.loads(raw)
+        """The fast path: the episode daemon's socket, straight from the host (same reply as `task-api`).
+        Raises daemon_channel.NotConnected where it cannot connect (the exec path then answers why)."""
+        return await daemon_channel.request(str(Home(self.root).socket), payload, timeout)
 
     async def put_file(self, path: str, data: bytes) -> None:
         target = self._resolve(path)

@@ -5,6 +5,7 @@
     def unavailable() -> str | None          # why it cannot run here (the cases then skip with it), or None
     @contextmanager
     def backend(tmp: Path) -> Iterator[Backend]   # a ready backend; everything it made is gone afterwards
+    RECORDED: bool                 # optional: also compare every imported recorded run with the local backend
 
 Cases are parametrised over these modules in sorted order, so every worker collects the same ids.
 """

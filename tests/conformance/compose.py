@@ -9,6 +9,7 @@ import pytest
 
 NAME = "compose"
 MARKS = [pytest.mark.docker]
+RECORDED = True  # held to every imported recorded run too (issue 5)
 
 # Run by the agent's own python tool: exhausts the container's memory limit, so the kernel's OOM
 # killer fires inside it; the backend must report that as `sandbox_died`, naming out-of-memory.
@@ -41,4 +42,7 @@ def unavailable() -> str | None:
 def backend(tmp: Path) -> Iterator:
     from decathlon.backends.compose import ComposeBackend
     b = ComposeBackend.from_env()
-    yield b
+    try:
+        yield b
+    finally:
+        b.close()

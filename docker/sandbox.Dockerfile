@@ -27,10 +27,11 @@ RUN python3 -m venv /opt/decathlon/runner-venv \
  && /opt/decathlon/runner-venv/bin/pip install --quiet -c /ctx/wheels/constraints.txt -r /ctx/wheels/sandbox.txt -r /ctx/wheels/runner.txt \
  && rm -rf /opt/decathlon/*venv/lib/python3*/site-packages/pip /opt/decathlon/*venv/bin/pip*
 
-# The venvs share most of their wheels (pydantic-core, cryptography, lxml…, one copy per server):
-# identical files become hard links, which the COPY into the sandbox keeps (about 300 MB less).
+# The servers' venvs share most of their wheels (pydantic-core, cryptography, lxml…): identical files
+# become hard links, which the COPY into the sandbox keeps. Not the daemon's own venv: on a
+# fuse-overlayfs engine, opening hard-linked files is slower, and its imports are on every setup's path.
 FROM build AS dedup
-RUN rm -rf /opt/decathlon/runner-venv && hardlink --ignore-time --quiet /opt/decathlon
+RUN rm -rf /opt/decathlon/runner-venv && hardlink --ignore-time --quiet /opt/decathlon/servers
 
 FROM ${BASE_IMAGE} AS sandbox
 # git: the git MCP server and some preprocess scripts need it (the bootstrapped base has it already).

@@ -11,7 +11,7 @@ and pids limits. Docker exec has no timeout of its own, so every exec runs under
 
 Tool calls take the direct channel where it works: the episode daemon listens in a host folder
 bind-mounted into the container (one per container), and the host talks to its socket as the local
-backend does (~1 ms instead of a ~100 ms docker exec). Everything else, and every call whose
+backend does (a few ms instead of a ~100 ms docker exec). Everything else, and every call whose
 channel cannot be connected, goes through exec.
 """
 from __future__ import annotations

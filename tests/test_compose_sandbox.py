@@ -162,6 +162,50 @@ def test_gc_after_a_sigkilled_run(backend):
     assert _tagged(backend.client, tag) == []
 
 
+def test_a_container_still_being_created_when_every_task_is_cancelled_is_removed(backend):
+    """What asyncio.run does on Ctrl-C: cancel every task at once, the acquire and whatever it awaits.
+    The engine finishes a container it was asked for regardless; it must not outlive the run."""
+    tag = uuid.uuid4().hex
+    backend._check_image()
+
+    async def go() -> None:
+        acquiring = asyncio.create_task(backend.acquire(SandboxSpec("cancel", uuid.uuid4().hex, "csv-sales-summary",
+                                                                    MINI, {"decathlon.test": tag})))
+        await asyncio.sleep(0.1)  # the create call is with the engine now
+        assert not acquiring.done()
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+    asyncio.run(go())
+    deadline = time.monotonic() + 30
+    while _tagged(backend.client, tag) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _tagged(backend.client, tag) == []
+
+
+@pytest.mark.parametrize("pool", ["0", "2"])
+def test_ctrl_c_leaves_nothing(backend, tmp_path, pool):
+    """SIGINT at several points of a run (containers being created, set up, mid-episode): every
+    container, pooled ones too, and every channel folder is gone when the process has exited."""
+    channels = tmp_path / "channels"
+    for delay in (1.5, 3.0):
+        tag = uuid.uuid4().hex
+        proc = subprocess.Popen([sys.executable, "-m", "decathlon", "run", "--all", "--source", str(MINI), "--backend",
+                                 "compose", "--json"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env={**os.environ, "DECATHLON_COMPOSE_LABELS": f"decathlon.test={tag}",
+                                     "DECATHLON_COMPOSE_POOL": pool, "DECATHLON_COMPOSE_CHANNELS": str(channels)})
+        deadline = time.monotonic() + 120
+        while not _tagged(backend.client, tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err[-2000:]
+        assert _tagged(backend.client, tag) == [], f"left after Ctrl-C at +{delay} s"
+        assert not any(channels.iterdir()), f"channel folders left after Ctrl-C at +{delay} s"
+
+
 def test_image_build_from_cache_is_quick(backend):
     start = time.monotonic()
     proc = _cli("image", "build", timeout=600)

@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from decathlon.backends import daemon_channel
@@ -41,6 +42,7 @@ ZYGOTE = "/run/decathlon/zygote.sock"
 CHANNEL = "/run/decathlon/channel"  # the bind-mounted folder of the direct channel
 CHANNEL_SOCKET = "daemon.sock"
 ORPHAN_GRACE = 60.0  # seconds before `gc` takes a channel folder that has no container
+_THREADS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="decathlon-compose-start")
 AS_AGENT = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups", "--inh-caps=-all",
             "--bounding-set=-all", "--"]
 # root's, as the task user (the agent has none); SETUID/SETGID only so the main process can become the agent.
@@ -497,21 +499,24 @@ class ComposeBackend:
         if pool is not None:
             pool.close()
 
+    def _obtain(self, spec: SandboxSpec) -> Warm:
+        return self._warm(spec) or self._start(f"decathlon-{spec.episode_id[:12]}", spec.all_labels())
+
+    def _discard_started(self, job: Future) -> None:
+        if not job.cancelled() and job.exception() is None:
+            self.remove(job.result().container)
+
     async def acquire(self, spec: SandboxSpec) -> ComposeSandbox:
         await asyncio.to_thread(self._check_image)
-        warm = await asyncio.to_thread(self._warm, spec)
-        if warm is None:
-            starting = asyncio.ensure_future(asyncio.to_thread(
-                self._start, f"decathlon-{spec.episode_id[:12]}", spec.all_labels()))
-            try:
-                warm = await asyncio.shield(starting)
-            except asyncio.CancelledError:
-                # The engine finishes creating it regardless; wait for that, then remove it.
-                try:
-                    self.remove((await starting).container)
-                except Exception:  # noqa: BLE001 - it failed to start: nothing to remove
-                    pass
-                raise
+        # On threads of our own, not the loop's: a cancelled acquire (Ctrl-C included, when asyncio.run
+        # cancels every task) cannot stop the engine from finishing a container, so the thread that
+        # made it removes it; interpreter exit waits for these threads.
+        job = _THREADS.submit(self._obtain, spec)
+        try:
+            warm = await asyncio.wrap_future(job)
+        except asyncio.CancelledError:
+            job.add_done_callback(self._discard_started)
+            raise
         box = ComposeSandbox(self, warm.container, spec, warm.channel)
         try:
             await box.copy_source(spec.source, spec.task)
@@ -526,7 +531,7 @@ class ComposeBackend:
         except _docker().errors.NotFound:
             pass
         except Exception:  # noqa: BLE001 - release never raises; `decathlon gc` finds what is left
-            return
+            pass
         if self.channels is not None:
             self.forget_channel(self.channels / container.name)
 

@@ -44,15 +44,10 @@ def stats(samples: list[float]) -> dict:
             "p90_ms": round(s[min(len(s) - 1, int(0.9 * len(s)))] * 1000, 1)}
 
 
-def _spec(task: str) -> SandboxSpec:
-    return SandboxSpec("bench-" + uuid.uuid4().hex[:6], uuid.uuid4().hex, task, MINI)
-
-
 async def _ready(backend: ComposeBackend, want: int, limit: float = 120.0) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        pool = backend._pool
-        if pool is not None and pool.ready() >= want:
+        if backend.pool_ready() >= want:
             return
         await asyncio.sleep(0.1)
     raise SystemExit("the warm pool did not fill in time")

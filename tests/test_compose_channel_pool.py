@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import socket
+import threading
 import uuid
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def _spec(run: str) -> SandboxSpec:
 
 async def _pool_ready(backend, n: int) -> None:
     for _ in range(300):
-        if backend._pool is not None and backend._pool.ready() >= n:
+        if backend.pool_ready() >= n:
             return
         await asyncio.sleep(0.2)
     raise AssertionError(f"the warm pool did not reach {n} ready container(s) in 60 s")
@@ -99,7 +100,23 @@ def test_a_swapped_socket_is_refused(make_backend, tmp_path):
     decoy = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     decoy.bind(decoy_path)
     decoy.listen(4)
-    decoy.settimeout(0.5)
+    received: list[bytes] = []
+
+    def serve_decoy() -> None:
+        # Answers like a daemon would, so a host that trusted it would take its reply as the tool's.
+        try:
+            while True:
+                conn, _ = decoy.accept()
+                conn.settimeout(5)
+                try:
+                    received.append(conn.recv(65536))
+                    conn.sendall(b'{"content": "from the decoy", "is_error": false}')
+                except OSError:
+                    pass
+                conn.close()
+        except OSError:
+            return  # closed: the test is over
+    threading.Thread(target=serve_decoy, daemon=True).start()
 
     async def go() -> None:
         box = await backend.acquire(_spec(uuid.uuid4().hex[:12]))
@@ -116,12 +133,8 @@ def test_a_swapped_socket_is_refused(make_backend, tmp_path):
         finally:
             await box.release()
     asyncio.run(go())
-    try:
-        conn, _ = decoy.accept()
-        got = conn.recv(1024)
-    except socket.timeout:
-        got = b""
     decoy.close()
+    got = b"".join(received)
     assert got == b""  # the decoy was connected to at most, never sent a request
 
 

@@ -101,7 +101,6 @@ def _wrap(argv: list[str]) -> list[str]:
         return ["sh", "-c", f'cd {HOME} 2>/dev/null; "$@"; rc=$?; {_OOM_REPORT}; exit $rc', "sh", *argv]
     script = (
         f"mkdir -p {HOME}/run && chown {AGENT_UID}:{AGENT_UID} {HOME}/run && cd {HOME} || exit 3; "
-        f"[ -d {CHANNEL} ] && chmod 0777 {CHANNEL}; "
         f"n=0; while [ ! -S {ZYGOTE} ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n+1)); done; "
         f'"$@"; rc=$?; {_OOM_REPORT}; [ $rc -ne 0 ] && exit $rc; '
         f"chown -R {AGENT_UID}:{AGENT_UID} {HOME}/workspace; "
@@ -158,8 +157,7 @@ class ComposeSandbox:
             raise (await self._after_break()) or exc from None
         kills = reply.pop("oom_kills", 0)
         if kills:
-            raise await asyncio.to_thread(self._died, f"out of memory (the kernel killed {kills} process(es) at "
-                                          f"its {self.backend.memory} limit)")
+            raise await asyncio.to_thread(self._oom_killed, kills)
         return reply
 
     async def _after_break(self) -> InfraError | None:
@@ -169,8 +167,7 @@ class ComposeSandbox:
             probe = (1, b"", b"")
         kills, _ = _oom_kills(probe[2].decode("utf-8", "replace"))
         if kills:
-            return await asyncio.to_thread(self._died, f"out of memory (the kernel killed {kills} process(es) at "
-                                           f"its {self.backend.memory} limit)")
+            return await asyncio.to_thread(self._oom_killed, kills)
         return await asyncio.to_thread(self._fate)
 
     @property
@@ -198,6 +195,9 @@ class ComposeSandbox:
     def _fate(self) -> InfraError | None:
         cause = self._cause()
         return self._died(cause) if cause else None
+
+    def _oom_killed(self, kills: int) -> InfraError:
+        return self._died(f"out of memory (the kernel killed {kills} process(es) at its {self.backend.memory} limit)")
 
     def _died(self, cause: str) -> InfraError:
         # A container past its memory limit is not trusted with another call: it goes now.
@@ -243,8 +243,7 @@ class ComposeSandbox:
         stderr = err.decode("utf-8", "replace")
         kills, stderr = _oom_kills(stderr)
         if kills:
-            raise await asyncio.to_thread(self._died, f"out of memory (the kernel killed {kills} process(es) at its "
-                                          f"{self.backend.memory} limit)")
+            raise await asyncio.to_thread(self._oom_killed, kills)
         # A call that took the container down is an infra error, never a tool result.
         if code != 0:
             died = await asyncio.to_thread(self._fate)
@@ -491,6 +490,11 @@ class ComposeBackend:
         except Exception:  # noqa: BLE001
             return False
         return bool(warm.container.attrs.get("State", {}).get("Running"))
+
+    def pool_ready(self) -> int:
+        """How many pooled containers are ready to hand out now (0 without a pool)."""
+        pool = self._pool
+        return pool.ready() if pool is not None else 0
 
     def close(self) -> None:
         """Remove the warm pool's unused containers (a later acquire starts a new pool)."""

@@ -29,9 +29,9 @@ class Warm:
 
 class WarmPool:
     def __init__(self, size: int, make: Callable[[], Warm], discard: Callable[[Warm], None],
-                 ready: Callable[[Warm], bool]) -> None:
+                 healthy: Callable[[Warm], bool]) -> None:
         self.size = size
-        self._make, self._discard, self._ready = make, discard, ready
+        self._make, self._discard, self._healthy = make, discard, healthy
         self._items: queue.Queue[Warm] = queue.Queue()
         self._wake = threading.Event()
         self._closed = False
@@ -73,7 +73,7 @@ class WarmPool:
                 return None
             finally:
                 self._wake.set()
-            if self._ready(item):
+            if self._healthy(item):
                 return item
             self._discard(item)  # died while waiting: never handed out
 

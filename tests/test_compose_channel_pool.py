@@ -56,7 +56,7 @@ async def _pool_ready(backend, n: int) -> None:
 
 
 def _managed(backend, run: str) -> list:
-    return backend.client.containers.list(all=True, filters={"label": [f"decathlon.run={run}"]})
+    return backend.client.api.containers(all=True, filters={"label": [f"decathlon.run={run}"]})
 
 
 async def _calls(box) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:

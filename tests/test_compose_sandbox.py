@@ -128,8 +128,10 @@ def _cli(*args: str, tag: str | None = None, **kw) -> subprocess.CompletedProces
                           env=env, **kw)
 
 
-def _tagged(client, tag: str) -> list:
-    return client.containers.list(all=True, filters={"label": f"decathlon.test={tag}"})
+def _tagged(client, tag: str) -> list[dict]:
+    # The engine's own list (one call): docker-py's models inspect each container after listing, which
+    # fails when a run being stopped removes one in between.
+    return client.api.containers(all=True, filters={"label": f"decathlon.test={tag}"})
 
 
 def test_cli_run_gives_full_rewards_and_leaves_nothing(backend):
@@ -155,7 +157,7 @@ def test_gc_after_a_sigkilled_run(backend):
     proc.wait()
     left = _tagged(backend.client, tag)
     assert left, "a SIGKILLed run leaves its containers (or this test proves nothing)"
-    run = left[0].labels["decathlon.run"]
+    run = left[0]["Labels"]["decathlon.run"]
     gc = _cli("gc", "--backend", "compose", "--run", run, timeout=120)
     assert gc.returncode == 0, gc.stderr
     assert json.loads(gc.stdout)["removed"] >= 1

@@ -530,14 +530,23 @@ class ComposeBackend:
         return box
 
     def remove(self, container) -> None:
+        self._remove(container.id, container.name)
+
+    def _remove(self, ident: str, name: str) -> None:
         try:
-            container.remove(force=True, v=True)
+            self.client.api.remove_container(ident, force=True, v=True)
         except _docker().errors.NotFound:
             pass
         except Exception:  # noqa: BLE001 - release never raises; `decathlon gc` finds what is left
             pass
         if self.channels is not None:
-            self.forget_channel(self.channels / container.name)
+            self.forget_channel(self.channels / name)
+
+    def _listed(self, labels: list[str]) -> list[tuple[str, str]]:
+        """(id, name) of the containers with these labels, in one call: listing with docker-py's models
+        inspects each one after, which fails if another run removes one in between."""
+        found = self.client.api.containers(all=True, filters={"label": labels})
+        return sorted((c["Id"], c["Names"][0].lstrip("/")) for c in found)
 
     @staticmethod
     def forget_channel(channel: Path | None) -> None:
@@ -548,9 +557,9 @@ class ComposeBackend:
         wanted = [f"{MANAGED_LABEL}=true", *(f"{k}={v}" for k, v in labels.items())]
 
         def sweep() -> int:
-            found = self.client.containers.list(all=True, filters={"label": wanted})
-            for c in found:
-                self.remove(c)
+            found = self._listed(wanted)
+            for ident, name in found:
+                self._remove(ident, name)
             self._sweep_channels()
             return len(found)
         return await asyncio.to_thread(sweep)
@@ -560,7 +569,7 @@ class ComposeBackend:
         so a container being created right now keeps its folder."""
         if self.channels is None or not self.channels.is_dir():
             return
-        live = {c.name for c in self.client.containers.list(all=True, filters={"label": f"{MANAGED_LABEL}=true"})}
+        live = {name for _, name in self._listed([f"{MANAGED_LABEL}=true"])}
         for folder in sorted(self.channels.iterdir()):
             try:
                 stale = time.time() - folder.stat().st_mtime > ORPHAN_GRACE

@@ -62,7 +62,7 @@ async def _run(backend, episodes: int, concurrency: int) -> tuple[list, int, int
             return await run_episode(cfg, backend, policy)
 
     results = await asyncio.gather(*(one(i) for i in range(episodes)))
-    removed = await backend.collect({"decathlon.run": run_id})
+    removed = (await backend.collect({"decathlon.run": run_id}, force=True)).removed  # our own run: forced
     stop.set()
     await sampler
     if hasattr(backend, "aclose"):

@@ -6,16 +6,18 @@ the policy is shown from then on; the full conversation is kept for the evaluato
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
+from decathlon.errors import InfraError
 from decathlon.task_session import ToolResult
 
 STOP_TOOL = "local-claim_done"
 
 
 class StopLoop(Exception):
-    """Raised by a policy to end the run early with a given status (a limit or stop fired)."""
+    """Raised by a policy (or a tool call) to end the run early with a given status (a limit or stop fired)."""
 
     def __init__(self, status: str) -> None:
         super().__init__(status)
@@ -29,6 +31,9 @@ class Loop:
     tool_calls: int = 0
     status: str | None = None
     sent: list[dict] = field(default_factory=list)  # what the policy is shown
+    # Set when the first policy turn is requested: from then on the agent has acted, and a fault of
+    # its sandbox may be its own doing (decathlon.errors.environment_owned).
+    acted: bool = False
 
     def __post_init__(self) -> None:
         self.sent = list(self.messages)
@@ -44,15 +49,60 @@ def apply_context(messages: list[dict], keep_last_turns: int) -> list[dict]:
     return head + messages[cut:]
 
 
+class MalformedReply(ValueError):
+    pass
+
+
+def _need(ok: bool, problem: str) -> None:
+    if not ok:
+        raise MalformedReply(problem)
+
+
+def _check_call(i: int, call: Any) -> None:
+    _need(isinstance(call, dict), f"tool_calls[{i}] is a {type(call).__name__}, not an object")
+    _need(isinstance(call.get("id"), str) and call["id"] != "", f"tool_calls[{i}] has no string id")
+    fn = call.get("function")
+    _need(isinstance(fn, dict), f"tool_calls[{i}] has no function object")
+    _need(isinstance(fn.get("name"), str) and fn["name"] != "", f"tool_calls[{i}].function has no string name")
+    args = fn.get("arguments")
+    if isinstance(args, dict):  # some endpoints send the object itself: the same call, as its JSON text
+        fn["arguments"] = json.dumps(args, ensure_ascii=False)
+    else:
+        _need(args is None or isinstance(args, str),
+              f"tool_calls[{i}].function.arguments is a {type(args).__name__}, not a string")
+
+
+def check_assistant(reply: Any) -> dict:
+    """`reply` if it is an assistant message the loop can act on, else MalformedReply naming why.
+
+    A policy's reply is a model's output (or a recording of one): checked once here, so the loop,
+    the sandbox and the evaluator only ever see well-formed messages."""
+    _need(isinstance(reply, dict), f"the reply is a {type(reply).__name__}, not a message object")
+    _need(reply.get("role") == "assistant", f"the reply's role is {reply.get('role')!r}, not 'assistant'")
+    content = reply.get("content")
+    _need(content is None or isinstance(content, str), f"content is a {type(content).__name__}, not a string")
+    calls = reply.get("tool_calls")
+    _need(calls is None or isinstance(calls, list), f"tool_calls is a {type(calls).__name__}, not a list")
+    for i, call in enumerate(calls or []):
+        _check_call(i, call)
+    return reply
+
+
 async def run_loop(loop: Loop, act: Callable[[list[dict]], Awaitable[dict]],
                    execute: Callable[[str, str], Awaitable[ToolResult]], max_turns: int) -> Loop:
     loop.status = "max_turns_reached"
     for _ in range(max_turns):
+        loop.acted = True
         try:
             reply = await act(loop.sent)
         except StopLoop as stop:
             loop.status = stop.status
             return loop
+        try:
+            check_assistant(reply)
+        except MalformedReply as exc:
+            raise InfraError("model_error", f"the policy's reply at turn {loop.turns + 1} is malformed: {exc}",
+                             "agent") from None
         loop.messages.append(reply)
         loop.sent.append(reply)
         loop.turns += 1
@@ -60,7 +110,11 @@ async def run_loop(loop: Loop, act: Callable[[list[dict]], Awaitable[dict]],
         done = not calls
         for call in calls:
             name = call["function"]["name"]
-            res = await execute(name, call["function"].get("arguments") or "")
+            try:
+                res = await execute(name, call["function"].get("arguments") or "")
+            except StopLoop as stop:
+                loop.status = stop.status
+                return loop
             loop.tool_calls += 1
             message = {"role": "tool", "tool_call_id": call["id"], "content": res.content}
             loop.messages.append(message)

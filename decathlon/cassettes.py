@@ -54,8 +54,10 @@ def read_trajectory(path: Path, workspace: str) -> list[dict]:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise InfraError("no_trajectory", f"no recorded trajectory at {path}", "policy") from exc
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         raise InfraError("bad_trajectory", f"{path}: {exc}", "policy") from exc
+    except RecursionError:
+        raise InfraError("bad_trajectory", f"{path}: nested too deeply to be a trajectory", "policy") from None
     messages = raw.get("messages") if isinstance(raw, dict) else None
     if not isinstance(messages, list):
         raise InfraError("bad_trajectory", f"{path} has no `messages` list", "policy")
@@ -84,9 +86,15 @@ def verify(paths: list[Path]) -> list[str]:
         except CassetteError as exc:
             problems.append(f"{f}: {exc.message}")
             continue
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:
             problems.append(f"{f}: unreadable: {exc}")
             continue
-        for finding in scan(strings(data), secrets):
-            problems.append(f"{f}: possible secret: {finding}")
+        except RecursionError:
+            problems.append(f"{f}: nested too deeply")
+            continue
+        try:
+            for finding in scan(strings(data), secrets):
+                problems.append(f"{f}: possible secret: {finding}")
+        except RecursionError:
+            problems.append(f"{f}: nested too deeply to scan for secrets")
     return problems

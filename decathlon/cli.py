@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -91,11 +92,37 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("gc", help="remove sandboxes a killed run left behind")
     g.add_argument("--backend", choices=list(NAMES), default="local")
     g.add_argument("--run", help="only this run's sandboxes")
+    g.add_argument("--force", action="store_true",
+                   help="also sandboxes of runs still in progress and of other users (by default those stay)")
     return p
+
+
+class _Terminated:
+    """SIGTERM (a supervisor, `kill`, a CI timeout) taken as Ctrl-C: asyncio.run's SIGINT handler
+    cancels the run, every episode releases its sandbox on the way out, then KeyboardInterrupt. Without
+    it, the default action kills the process where it stands, leaving daemons, servers, episode folders
+    and containers for `decathlon gc`."""
+
+    received = False
+
+    @classmethod
+    def install(cls) -> None:
+        signal.signal(signal.SIGTERM, cls._on_term)
+
+    @classmethod
+    def _on_term(cls, signum: int, frame: object) -> None:
+        cls.received = True
+        handler = signal.getsignal(signal.SIGINT)  # asyncio.run's while a run is on, else the default
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> None:
     ns = _parser().parse_args(argv)
+    if ns.command in ("run", "record"):
+        _Terminated.install()
     try:
         if ns.command == "tasks":
             from decathlon.cli_tasks import tasks_command
@@ -120,15 +147,24 @@ def main(argv: list[str] | None = None) -> None:
             code = serve_command(ns)
         else:
             from decathlon.backends import make_backend
-            removed = asyncio.run(make_backend(ns.backend).collect({"decathlon.run": ns.run} if ns.run else {}))
-            print(json.dumps({"removed": removed}))
+            from decathlon.leases import forget_dead
+            gc = asyncio.run(make_backend(ns.backend).collect({"decathlon.run": ns.run} if ns.run else {}, ns.force))
+            forget_dead()
+            if gc.skipped_live or gc.skipped_foreign:
+                print(f"decathlon gc: left {gc.skipped_live} sandbox(es) of runs still in progress and "
+                      f"{gc.skipped_foreign} of other users or hosts; --force removes them too", file=sys.stderr)
+            print(json.dumps(gc.to_json()))
             code = 0
     except InfraError as exc:
         print(f"decathlon: error: {exc.message}", file=sys.stderr)
         code = 2
     except KeyboardInterrupt:
-        print("decathlon: interrupted", file=sys.stderr)
-        code = 130
+        if _Terminated.received:
+            print("decathlon: terminated (SIGTERM)", file=sys.stderr)
+            code = 128 + signal.SIGTERM
+        else:
+            print("decathlon: interrupted", file=sys.stderr)
+            code = 130
     except BrokenPipeError:  # output piped into `head` and the like
         code = 0
     raise SystemExit(code)

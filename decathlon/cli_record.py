@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import uuid
@@ -16,35 +17,40 @@ from decathlon.episode import EpisodeConfig, run_episode
 from decathlon.errors import InfraError
 from decathlon.policies import make_policy
 from decathlon.tasks import resolve_source, select
-from task_api.lifecycle import alive
 
 
 @contextmanager
 def recorder_lock(target: Path) -> Iterator[None]:
-    """One recorder per cassette file: a second one aimed at it is refused, a crashed one's lock is taken over."""
+    """One recorder per cassette file, by `flock` on `<cassette>.lock`: the kernel drops the lock when its
+    holder dies, so a crashed recorder's lock is simply free, and two recorders can never both hold it
+    (a pid file taken over when "stale" could be, by two at once). The holder removes the file while
+    still holding it; whoever locked the removed file sees it is no longer the one at the path and tries
+    again."""
     lock = target.with_name(target.name + ".lock")
     target.parent.mkdir(parents=True, exist_ok=True)
-    for _ in range(2):
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise InfraError("cassette_locked", f"another recorder (pid {holder}) is writing {target}; "
+                             "wait for it to finish") from None
+        try:
+            current = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
             break
-        except FileExistsError:
-            try:
-                holder = int(lock.read_text().strip() or "0")
-            except (OSError, ValueError):
-                holder = 0
-            if holder and alive(holder):
-                raise InfraError("cassette_locked", f"another recorder (pid {holder}) is writing {target}; "
-                                 f"wait for it, or remove {lock} if it is gone") from None
-            lock.unlink(missing_ok=True)
-    else:
-        raise InfraError("cassette_locked", f"could not take {lock}")
-    try:
-        os.write(fd, str(os.getpid()).encode())
         os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
     finally:
         lock.unlink(missing_ok=True)
+        os.close(fd)  # releases the lock
 
 
 async def record_command(ns: argparse.Namespace) -> int:

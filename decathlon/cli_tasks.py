@@ -24,6 +24,9 @@ def tasks_command(ns: argparse.Namespace) -> int:
         print(f"{'drift' if problems else 'no drift'}: {len(problems)} difference(s) from the Toolathlon manifest",
               file=sys.stderr)
         return 1 if problems else 0
+    for i in infos:
+        if i.error:
+            print(f"decathlon: task {i.id} cannot run: {i.error}", file=sys.stderr)
     if ns.json:
         print(json.dumps([i.to_json() for i in infos], indent=2))
         return 0
@@ -31,7 +34,8 @@ def tasks_command(ns: argparse.Namespace) -> int:
     for col in ("task", "servers", "local tools", "preprocess", "groundtruth"):
         table.add_column(col)
     for i in infos:
-        table.add_row(i.id, ", ".join(i.servers), ", ".join(i.local_tools), "yes" if i.has_preprocess else "",
+        table.add_row(i.id if not i.error else f"{i.id} [red](broken)[/]", ", ".join(i.servers),
+                      ", ".join(i.local_tools), "yes" if i.has_preprocess else "",
                       "yes" if i.has_groundtruth else "")
     console().print(table)
     return 0

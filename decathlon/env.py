@@ -7,13 +7,17 @@ its dense metrics); `DecathlonHarness.cleanup` saves artifacts and releases the 
 
 Infra errors (a decathlon `InfraError` from setup, a tool call or the evaluator) fail the rollout
 with a `decathlon.vf_episode.InfraError` (ok=False, `trace.info["infra_error"]` = kind/message/phase),
-so they are masked from training rather than scored 0.
+so they are masked from training rather than scored 0 — unless the agent had acted and the fault is
+one its sandbox could have caused (decathlon.errors.environment_owned): that is the episode's failure,
+`trace.info["failure"]`, scored 0 like a failed task.
 
 Config: load-time knobs on the taskset (`--env.taskset.source`, `--env.taskset.tasks`); per-rollout
 knobs on the task config (`--env.taskset.task.backend|launch-time|max-turns|metric-weights|out`), where
 verifiers' env servers, which rebuild tasks from `config.taskset.task` alone, also find them.
 """
 from __future__ import annotations
+
+import warnings
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,12 +32,22 @@ from decathlon.task_session import EvalResult
 from decathlon.vf_episode import DecathlonState, Episode, fail
 from decathlon.vf_harness import DecathlonHarness
 from task_api import taskdef
+from task_api.errors import InfraError as SandboxInfraError
+
+# The verdict of an episode that failed on its own after the agent acted: no evaluator runs in a sandbox
+# that broke or lied, and the run scores 0.
+FAILED = EvalResult(passed=False, metrics={}, exit_code=None, output_tail="", elapsed_ms=0.0)
+UNISOLATED = {"local"}
 
 PASS_REWARD = "passed"
 
 
+class UnisolatedBackendWarning(UserWarning):
+    """The taskset's sandboxes do not keep the agent from the host (shown once per process)."""
+
+
 class DecathlonTaskConfig(vf.TaskConfig):
-    backend: str = "local"
+    backend: str = Field("local", validate_default=True)
     """Where sandboxes come from (`decathlon.backends.make_backend`)."""
     launch_time: str | None = None
     """Pin the task's clock, "YYYY-MM-DD HH:MM:SS"; unset takes the wall clock, as Toolathlon does."""
@@ -43,6 +57,17 @@ class DecathlonTaskConfig(vf.TaskConfig):
     """Evaluator metrics added to the reward, each as its own weighted reward; none by default."""
     out: Path | None = None
     """If set, each rollout's artifacts go to <out>/<task>/<trace id>/."""
+
+    @field_validator("backend")
+    @classmethod
+    def _say_when_unisolated(cls, value: str) -> str:
+        # The default stays local (a laptop's dev loop and the tests need no engine), but never silently:
+        # its agent runs as the trainer's own user, next to its files and the ground truth.
+        if value in UNISOLATED:
+            warnings.warn(f"decathlon: the taskset runs on the {value!r} backend, which isolates files only: the "
+                          "agent's code runs as your user and could read the ground truth. For training set "
+                          "--env.taskset.task.backend compose (or prime).", UnisolatedBackendWarning, stacklevel=2)
+        return value
 
     @field_validator("metric_weights")
     @classmethod
@@ -91,10 +116,15 @@ class DecathlonTask(vf.Task[DecathlonData, DecathlonState, DecathlonTaskConfig])
         # No status means the loop never finished: the agent stage timed out or was cut short.
         ep.status = ep.status or ("timeout" if trace.is_timeout else "interrupted")
         trace.info.setdefault("decathlon", {}).update(status=ep.status, turns=ep.turns, tool_calls=ep.tool_calls)
+        if ep.failure is not None:
+            return FAILED
         try:
             return await ep.evaluate(ep.status)
         except errors.InfraError as exc:
-            raise fail(trace, exc, "evaluate") from exc
+            err = fail(trace, exc, "evaluate")
+            if ep.failure is not None:
+                return FAILED
+            raise err from exc
 
     @vf.metric
     async def evaluator(self, trace: vf.Trace) -> dict[str, float]:
@@ -144,7 +174,14 @@ class DecathlonTaskset(vf.Taskset[DecathlonTask, DecathlonTasksetConfig]):
     def load(self) -> Iterator[DecathlonTask]:
         source = resolve_source(str(self.config.source))
         for name in select(source, self.config.tasks, not self.config.tasks):
-            task = taskdef.load_task(source, name)
+            try:
+                task = taskdef.load_task(source, name)
+            except SandboxInfraError as exc:
+                if self.config.tasks:  # asked for by name: say so loudly
+                    raise
+                warnings.warn(f"decathlon: task {name} left out of the taskset: {exc.kind}: {exc.message}",
+                              stacklevel=2)
+                continue
             data = DecathlonData(id=name, name=name, task=name, source=str(source),
                                  description=(task.config.get("meta") or {}).get("description"),
                                  prompt=task.read_doc("task.md"))

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from decathlon import leases
 from decathlon.agent_loop import Loop, run_loop
 from decathlon.backends.base import Backend, Sandbox, SandboxSpec
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, environment_owned
 from decathlon.policies import Policy
 from decathlon.cassettes import cassette_path, read_cassette_bytes, trajectory_path
 from decathlon.task_session import RECORDED_PATH, RECORDED_TRAJECTORY, EvalResult, TaskSession, Timeouts
@@ -42,6 +44,9 @@ class EpisodeResult:
     passed: bool | None = None
     metrics: dict[str, float] = field(default_factory=dict)
     infra_error: dict | None = None
+    # The episode's own fault after the agent acted (its sandbox broke, lied or died): scored 0, unlike
+    # an infra error; {kind, message, phase}. See decathlon.errors.environment_owned.
+    failure: dict | None = None
     timings: dict[str, float] = field(default_factory=dict)
     turns: int = 0
     tool_calls: int = 0
@@ -67,6 +72,7 @@ class _Timer:
 async def acquire(backend: Backend, spec: SandboxSpec, timeout: float = ACQUIRE_TIMEOUT) -> Sandbox:
     """A sandbox, bounded in time; shielded, so a cancellation cannot lose one being created (it is
     released as soon as it exists)."""
+    leases.hold(spec.run_id)  # `decathlon gc` leaves this run's sandboxes alone while we live
     pending = asyncio.ensure_future(asyncio.wait_for(backend.acquire(spec), timeout))
     try:
         return await asyncio.shield(pending)
@@ -86,11 +92,14 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
     result = EpisodeResult(cfg.task)
     sandbox: Sandbox | None = None
     messages: list[dict] = []
+    loop: Loop | None = None
+    phase = "acquire"
     try:
         with _Timer(result.timings, "acquire"):
             spec = SandboxSpec(cfg.run_id, cfg.episode_id, cfg.task, cfg.source)
             sandbox = await acquire(backend, spec)
         session = TaskSession(sandbox, cfg.timeouts)
+        phase = "setup"
         with _Timer(result.timings, "setup"):
             tape = read_cassette_bytes(cfg.cassette) if cfg.mode == "replay" and cfg.cassette else None
             if cfg.mode == "replay" and tape is None:
@@ -99,37 +108,74 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
         messages = [{"role": "system", "content": setup.system_prompt}, {"role": "user", "content": setup.prompt}]
         actor = policy.start(cfg.task, setup)
         loop = Loop(messages)
+        phase = "agent"
         with _Timer(result.timings, "agent"):
             await run_loop(loop, lambda sent: actor.act(sent, setup.tools), session.execute, cfg.max_turns)
-        result.turns, result.tool_calls, status = loop.turns, loop.tool_calls, loop.status or "max_turns_reached"
-        result.status = status
+        result.status = loop.status or "max_turns_reached"
+        phase = "evaluate"
         with _Timer(result.timings, "evaluate"):
-            ev: EvalResult = await session.evaluate(messages, status)
+            ev: EvalResult = await session.evaluate(messages, result.status)
         result.passed = ev.passed
         result.metrics = ev.metrics
         result.reward = 1.0 if ev.passed else 0.0
         if cfg.mode == "record" and cfg.record_to is not None:
+            phase = "record"
             await _keep_recording(cfg, sandbox)
     except InfraError as exc:
-        result.infra_error = exc.to_json()
-        result.reward = 0.0
+        _blame(result, exc, phase, acted=loop is not None and loop.acted, replaying=cfg.mode == "replay")
     except asyncio.CancelledError:
-        result.infra_error = {"kind": "cancelled", "message": "the episode was cancelled"}
+        result.infra_error = {"kind": "cancelled", "message": "the episode was cancelled", "phase": phase}
         raise
+    except Exception as exc:  # noqa: BLE001 - a bug of ours fails this episode alone, named
+        result.infra_error = {"kind": "internal_error", "phase": phase,
+                              "message": f"{type(exc).__name__}: {exc} (a bug in decathlon; please report it)"}
     finally:
+        if loop is not None:
+            result.turns, result.tool_calls = loop.turns, loop.tool_calls
         if sandbox is not None:
-            await _save_artifacts(cfg, sandbox, messages)
-            with _Timer(result.timings, "release"):
-                try:
-                    await asyncio.wait_for(asyncio.shield(sandbox.release()), RELEASE_TIMEOUT)
-                except (asyncio.TimeoutError, Exception) as exc:  # noqa: BLE001 - never mask the episode's outcome
-                    if result.infra_error is None:
-                        result.infra_error = {"kind": "release_failed", "message": repr(exc), "phase": "release"}
-        if cfg.out_dir is not None:
-            folder = cfg.out_dir / cfg.task
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "result.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+            try:
+                await _save_artifacts(cfg, sandbox, messages)
+            finally:  # whatever saving did, the sandbox goes
+                await _release(sandbox, result)
+        _write_result(cfg, result)
     return result
+
+
+def _blame(result: EpisodeResult, exc: InfraError, phase: str, acted: bool, replaying: bool) -> None:
+    """Once the agent has acted, a fault of its sandbox may be its own doing: the episode's failure
+    (reward 0), not an infra error that would mask the run. Before, or for faults the environment owns
+    (the model endpoint, the replay layer, ...), an infra error."""
+    err = {**exc.to_json(), "phase": exc.phase or phase}
+    result.reward = 0.0
+    if acted and not environment_owned(exc, replaying):
+        result.failure = err
+        result.passed = False
+    else:
+        result.infra_error = err
+
+
+async def _release(sandbox: Sandbox, result: EpisodeResult) -> None:
+    with _Timer(result.timings, "release"):
+        try:
+            await asyncio.wait_for(asyncio.shield(sandbox.release()), RELEASE_TIMEOUT)
+        except (asyncio.TimeoutError, Exception) as exc:  # noqa: BLE001 - never mask the episode's outcome
+            if result.infra_error is None and result.failure is None:
+                result.infra_error = {"kind": "release_failed", "message": repr(exc), "phase": "release"}
+
+
+def _write_result(cfg: EpisodeConfig, result: EpisodeResult) -> None:
+    if cfg.out_dir is None:
+        return
+    try:
+        folder = cfg.out_dir / cfg.task
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "result.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+    except OSError as exc:
+        _warn(f"could not write the result of {cfg.task} under {cfg.out_dir}: {exc}")
+
+
+def _warn(text: str) -> None:
+    print(f"decathlon: warning: {text}", file=sys.stderr)
 
 
 async def _keep_recording(cfg: EpisodeConfig, sandbox: Sandbox) -> None:
@@ -143,13 +189,27 @@ async def _keep_recording(cfg: EpisodeConfig, sandbox: Sandbox) -> None:
 
 
 async def _save_artifacts(cfg: EpisodeConfig, sandbox: Sandbox, messages: list[dict]) -> None:
+    """The sandbox's files and the conversation, under --out. Never raises: a failure to save is
+    reported, and the sandbox is released all the same."""
     if cfg.out_dir is None:
         return
     folder = cfg.out_dir / cfg.task
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in ARTIFACTS:
-        try:
-            (folder / name).write_bytes(await sandbox.get_file(name))
-        except InfraError:
-            continue
-    (folder / "messages.json").write_text(json.dumps(messages, ensure_ascii=False, indent=2), encoding="utf-8")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ARTIFACTS:
+            try:
+                data = await sandbox.get_file(name)
+            except InfraError:
+                continue  # not every episode gets far enough to write every file
+            (folder / name).write_bytes(data)
+        (folder / "messages.json").write_bytes(_json_bytes(messages))
+    except Exception as exc:  # noqa: BLE001 - a disk full or a broken reply: reported, never in release's way
+        _warn(f"could not save the artifacts of {cfg.task} to {folder}: {exc}")
+
+
+def _json_bytes(obj: object) -> bytes:
+    """Indented UTF-8 JSON; escaped instead where a string holds a lone surrogate (not UTF-8)."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, indent=2).encode()
+    except UnicodeEncodeError:
+        return json.dumps(obj, indent=2).encode()

@@ -13,7 +13,10 @@ Every tool result is kept as the exact string the model was shown.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -83,7 +86,7 @@ def _parse(raw: str) -> tuple[bool, Any]:
         return True, {}
     try:
         value = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False, raw
     return isinstance(value, dict), value
 
@@ -144,24 +147,82 @@ def import_run(task: str, run: dict, known_servers: list[str], listed: list[str]
         {k: v for k, v in findings.items() if v}
 
 
+def read_run(path: Path) -> dict:
+    """One recorded run, checked for the shape the importer relies on; anything else is `bad_run`, named."""
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InfraError("bad_run", f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise InfraError("bad_run", f"{path}: nested too deeply to be a recorded run") from None
+    except (OSError, ValueError) as exc:
+        raise InfraError("bad_run", f"{path}: {exc}") from None
+    if not isinstance(run, dict):
+        raise InfraError("bad_run", f"{path}: a run is a JSON object with `messages`, not {_json_type(run)}")
+    messages = run.get("messages")
+    if not isinstance(messages, list):
+        raise InfraError("bad_run", f"{path}: `messages` must be a list")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise InfraError("bad_run", f"{path}: messages[{i}] is {_json_type(m)}, not an object")
+        calls = m.get("tool_calls")
+        if calls is None:
+            continue
+        if not isinstance(calls, list):
+            raise InfraError("bad_run", f"{path}: messages[{i}].tool_calls must be a list")
+        for j, call in enumerate(calls):
+            fn = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) \
+                    or not isinstance(fn.get("arguments"), (str, type(None))):
+                raise InfraError("bad_run", f"{path}: messages[{i}].tool_calls[{j}] needs a `function` object "
+                                 "with a string `name` and string `arguments`")
+    if run.get("failure") is not None and not isinstance(run["failure"], str):
+        raise InfraError("bad_run", f"{path}: `failure` must be a string")
+    return run
+
+
 def import_dir(src: Path, out: Path) -> dict:
+    """Every run is read and checked before anything is written, and the result is built beside `out`
+    and moved into place at the end: a bad input leaves `out` as it was, never half an import."""
     runs = sorted(src.glob("*.json"))
     if not runs:
         raise InfraError("no_runs", f"{src} holds no <task>.json runs")
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "import-report.json").is_file())):
+        raise InfraError("bad_out", f"{out} exists and is not an earlier import (no import-report.json); "
+                         "give a new or empty folder")
+    parsed = {path.stem: read_run(path) for path in runs}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.importing-", dir=out.parent))
+    try:
+        report = _build(src, parsed, staging)
+        _swap_in(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return report
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    if out.exists() and any(out.iterdir()):
+        old = out.with_name(f".{out.name}.replaced-{os.getpid()}")
+        out.rename(old)
+        staging.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staging.rename(out)  # over an empty folder, as rename(2) allows
+    out.chmod(0o755)  # mkdtemp made it private
+
+
+def _build(src: Path, runs: dict[str, dict], out: Path) -> dict:
     try:
         man = {t["id"]: t for t in manifest_mod.load()["tasks"]}
     except InfraError:
         man = {}  # without the facts table, servers are recognised from the runs' own tool names
-    known = sorted({s for t in man.values() for s in t["servers"]} | _prefixes(runs))
+    known = sorted({s for t in man.values() for s in t["servers"]} | _prefixes(list(runs.values())))
     report: dict[str, Any] = {"source": str(src), "tasks": {}, "unknown_to_manifest": []}
     (out / "configs" / "mcp_servers").mkdir(parents=True, exist_ok=True)
     tapes = out / "cassettes"
-    for path in runs:
-        task = path.stem
-        try:
-            run = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise InfraError("bad_run", f"{path}: {exc}") from exc
+    for task, run in sorted(runs.items()):
         entry = man.get(task)
         if entry is None:
             report["unknown_to_manifest"].append(task)
@@ -184,17 +245,13 @@ def import_dir(src: Path, out: Path) -> dict:
     return report
 
 
-def _prefixes(runs: list[Path]) -> set[str]:
+def _prefixes(runs: list[dict]) -> set[str]:
     """Server names as the runs' tool names show them, for data the manifest does not cover.
 
     Only names that recur with several tools count: a lone hyphenated name is ambiguous."""
     tools: dict[str, set[str]] = {}
-    for path in runs:
-        try:
-            messages = json.loads(path.read_text(encoding="utf-8")).get("messages", [])
-        except (OSError, json.JSONDecodeError):
-            continue
-        for m in messages:
+    for run in runs:
+        for m in run["messages"]:
             for call in m.get("tool_calls") or []:
                 head, _, tail = call["function"]["name"].partition("-")
                 if tail:

@@ -8,7 +8,7 @@ from typing import Protocol
 
 import httpx
 
-from decathlon.agent_loop import StopLoop
+from decathlon.agent_loop import MalformedReply, StopLoop, check_assistant
 from decathlon.cassettes import cassettes_dir, read_trajectory, trajectory_path
 from decathlon.errors import InfraError
 from decathlon.oracles import Call, Oracle, assistant_message, call_id, load_oracle, variables
@@ -76,16 +76,36 @@ class _Chat:
         if resp.status_code != 200:
             raise InfraError("model_error", f"HTTP {resp.status_code} from the model: {resp.text[:500]}", "agent")
         try:
-            msg = resp.json()["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError) as exc:
-            raise InfraError("model_error", f"unexpected reply from the model: {resp.text[:500]}", "agent") from exc
-        out = {"role": "assistant", "content": msg.get("content")}
-        if msg.get("tool_calls"):
-            out["tool_calls"] = [{"id": c.get("id") or call_id(self.model, len(messages), i), "type": "function",
+            msg = _first_message(resp.json())
+            out = {"role": "assistant", "content": msg.get("content")}
+            if msg.get("tool_calls"):
+                calls = msg["tool_calls"]
+                if not isinstance(calls, list):
+                    raise MalformedReply(f"tool_calls is a {type(calls).__name__}, not a list")
+                # A missing id is the endpoint's omission, not a malformed call: a stable one is made up.
+                out["tool_calls"] = [{**c, "id": c.get("id") or call_id(self.model, len(messages), i)}
+                                     if isinstance(c, dict) else c for i, c in enumerate(calls)]
+            check_assistant(out)
+        except (ValueError, MalformedReply) as exc:  # MalformedReply is a ValueError; so is bad JSON
+            raise InfraError("model_error", f"unexpected reply from the model ({exc}): {resp.text[:500]}",
+                             "agent") from None
+        if "tool_calls" in out:  # only what the next request and the evaluator need
+            out["tool_calls"] = [{"id": c["id"], "type": "function",
                                   "function": {"name": c["function"]["name"],
                                                "arguments": c["function"].get("arguments") or ""}}
-                                 for i, c in enumerate(msg["tool_calls"])]
+                                 for c in out["tool_calls"]]
         return out
+
+
+def _first_message(body: object) -> dict:
+    """choices[0].message of a chat completion, or MalformedReply naming what is missing."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedReply("no choices")
+    msg = choices[0].get("message")
+    if not isinstance(msg, dict):
+        raise MalformedReply(f"choices[0].message is a {type(msg).__name__}, not an object")
+    return msg
 
 
 class OpenAIPolicy:
@@ -128,14 +148,19 @@ class ReplayPolicy:
     def start(self, task: str, setup: SetupResult) -> EpisodePolicy:
         path = self.trajectory or trajectory_path(self.folder, task)
         messages = read_trajectory(path, setup.workspace)
-        return _Recorded([_assistant_only(m) for m in messages if m.get("role") == "assistant"])
+        turns = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
+        return _Recorded([_assistant_only(m, path, i) for i, m in enumerate(turns)])
 
 
-def _assistant_only(m: dict) -> dict:
+def _assistant_only(m: dict, path: Path, turn: int) -> dict:
+    """A recorded assistant turn as the loop needs it; a malformed one is named before the agent starts."""
     out = {"role": "assistant", "content": m.get("content")}
     if m.get("tool_calls"):
         out["tool_calls"] = m["tool_calls"]
-    return out
+    try:
+        return check_assistant(out)
+    except MalformedReply as exc:
+        raise InfraError("bad_trajectory", f"{path}: assistant turn {turn + 1} is malformed: {exc}", "policy") from None
 
 
 def make_policy(spec: str, source: Path, oracles: Path | None = None, cassettes: Path | None = None,

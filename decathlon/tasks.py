@@ -20,10 +20,14 @@ class TaskInfo:
     local_tools: list[str]
     has_preprocess: bool
     has_groundtruth: bool
+    error: str | None = None  # why the task cannot run (its task_config.json is broken); the others can
 
     def to_json(self) -> dict:
-        return {"id": self.id, "servers": self.servers, "local_tools": self.local_tools,
-                "has_preprocess": self.has_preprocess, "has_groundtruth": self.has_groundtruth}
+        out = {"id": self.id, "servers": self.servers, "local_tools": self.local_tools,
+               "has_preprocess": self.has_preprocess, "has_groundtruth": self.has_groundtruth}
+        if self.error:
+            out["error"] = self.error
+        return out
 
 
 def resolve_source(raw: str | None) -> Path:
@@ -39,13 +43,22 @@ def resolve_source(raw: str | None) -> Path:
 
 
 def catalogue(source: Path) -> list[TaskInfo]:
+    """Every task of the source; one whose task_config.json is broken is listed with its error, and
+    the others stay usable (it fails alone, as `bad_task`, if it is run)."""
     out = []
     try:
-        for name in taskdef.list_tasks(source):
-            t = taskdef.load_task(source, name)
-            out.append(TaskInfo(name, t.servers, t.local_tools, t.has_preprocess, t.groundtruth is not None))
+        names = taskdef.list_tasks(source)
     except SandboxInfraError as exc:
         raise InfraError(exc.kind, exc.message) from exc
+    for name in names:
+        try:
+            t = taskdef.load_task(source, name)
+        except SandboxInfraError as exc:
+            folder = source / "tasks" / taskdef.SPLIT / name
+            out.append(TaskInfo(name, [], [], (folder / "preprocess" / "main.py").is_file(),
+                                (folder / "groundtruth_workspace").is_dir(), f"{exc.kind}: {exc.message}"))
+            continue
+        out.append(TaskInfo(name, t.servers, t.local_tools, t.has_preprocess, t.groundtruth is not None))
     return out
 
 

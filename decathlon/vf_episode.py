@@ -17,6 +17,7 @@ import verifiers.v1 as vf
 from pydantic import PrivateAttr
 
 from decathlon import errors
+from decathlon.agent_loop import StopLoop
 from decathlon.backends import make_backend
 from decathlon.backends.base import Sandbox, SandboxSpec
 from decathlon.episode import ARTIFACTS, RELEASE_TIMEOUT, acquire
@@ -50,8 +51,28 @@ class InfraError(vf.RolloutError):
         return {"kind": self.kind, "message": self.detail, "phase": self.phase}
 
 
-def fail(trace: vf.Trace, exc: errors.InfraError, phase: str) -> InfraError:
-    """The verifiers error to raise for `exc`, with the kind also kept machine-readable on trace.info."""
+FAILED_STATUS = "failed"  # the run's status when the episode failed on its own (see `fail`)
+
+
+class EpisodeFailed(StopLoop):
+    """Ends the agent loop of an episode whose sandbox failed after the agent acted: scored 0, not masked."""
+
+    def __init__(self) -> None:
+        super().__init__(FAILED_STATUS)
+
+
+def fail(trace: vf.Trace, exc: errors.InfraError, phase: str) -> InfraError | EpisodeFailed:
+    """What to raise for `exc`, also kept machine-readable on trace.info.
+
+    After the agent acted (a tool call or the evaluation), a fault the environment does not own is the
+    episode's failure (`trace.info["failure"]`, the episode scores 0: see decathlon.errors): an
+    EpisodeFailed that ends the loop as a normal end would. Otherwise the rollout fails with an
+    InfraError (ok=False, masked)."""
+    ep = trace.state.episode if isinstance(trace.state, DecathlonState) else None
+    if phase != "setup" and ep is not None and not errors.environment_owned(exc):
+        ep.failure = {**exc.to_json(), "phase": exc.phase or phase}
+        trace.info["failure"] = ep.failure
+        return EpisodeFailed()
     err = InfraError.wrap(exc, phase)
     trace.info["infra_error"] = err.to_json()
     return err
@@ -74,6 +95,7 @@ class Episode:
     evaluation: asyncio.Future[EvalResult] | None = None
     released: bool = False
     saved: bool = False
+    failure: dict | None = None  # the episode's own failure after the agent acted (see `fail`): scored 0
 
     async def acquire(self, episode_id: str) -> None:
         """Acquire the sandbox (bounded, and shielded from cancellation)."""
@@ -114,7 +136,7 @@ class Episode:
                   "turns": self.turns, "tool_calls": self.tool_calls, "pass": verdict.passed if verdict else None,
                   "metrics": verdict.metrics if verdict else {}, "reward": trace.reward if trace.ok else None,
                   "rewards": {k: (r.score if r else None) for k, r in trace.rewards.items()},
-                  "infra_error": trace.info.get("infra_error"),
+                  "infra_error": trace.info.get("infra_error"), "failure": self.failure,
                   "errors": [e.message for e in trace.errors]}
         (folder / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
 

@@ -38,10 +38,11 @@ FROM ${BASE_IMAGE} AS sandbox
 RUN command -v git >/dev/null || (apt-get update && apt-get install -y --no-install-recommends git \
       && rm -rf /var/lib/apt/lists/*)
 # agent (1500): the daemon, its MCP servers and the agent's python run as this unprivileged user.
-# root inside the container is the task user: preprocess and the evaluator, which read the task
-# source (0700, root); the backend drops every capability root does not need for that.
+# grader (1502): preprocess and the evaluator, which alone read the task source (root:grader 0750).
+# root only orchestrates (task_api/users.py); the backend drops every capability root does not need.
+# No `safe.directory = *`: git trusts a repository its own user owns, and the grader's is defused first.
 RUN groupadd -g 1500 agent && useradd -u 1500 -g agent -m -d /home/agent -s /bin/sh agent \
- && printf '[safe]\n\tdirectory = *\n' > /etc/gitconfig
+ && groupadd -g 1502 grader && useradd -u 1502 -g grader -M -d /nonexistent -s /usr/sbin/nologin grader
 COPY --from=dedup /opt/decathlon /opt/decathlon
 COPY src /opt/decathlon/src
 # The project as a plain path entry (like the host's compat editable install), plus its task-api.

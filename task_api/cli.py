@@ -20,9 +20,9 @@ def _parser():
     s.add_argument("--launch-time", help='pin the clock: "YYYY-MM-DD HH:MM:SS" (default: now)')
     s.add_argument("--mode", choices=["live", "record", "replay"], default="live")
     s.add_argument("--cassette", help="the cassette to replay (--mode replay)")
-    e = sub.add_parser("execute", help="call one tool")
+    e = sub.add_parser("execute", help="call one tool (`-`: the call as JSON on stdin, {\"tool\", \"args\"})")
     e.add_argument("tool")
-    e.add_argument("args_json", nargs="?", default="{}")
+    e.add_argument("args_json", nargs="?")
     v = sub.add_parser("evaluate", help="write traj_log.json and run the task's evaluator")
     v.add_argument("--messages", required=True, help="JSON file with the conversation")
     v.add_argument("--status", default="success", help="the agent run's status (Toolathlon's gate)")
@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if ns.verb == "execute":  # reached only with --home before the verb
             from task_api.client import execute_main
-            raise SystemExit(execute_main([ns.tool, ns.args_json], str(home.root)))
+            argv = [ns.tool] if ns.args_json is None else [ns.tool, ns.args_json]
+            raise SystemExit(execute_main(argv, str(home.root)))
         elif ns.verb == "setup":
             from task_api.setup import setup
             emit(setup(home, ns.task, ns.source, ns.launch_time, ns.mode, ns.cassette))

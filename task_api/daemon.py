@@ -19,6 +19,7 @@ from task_api.home import Home
 from task_api.local_tools import tools_for
 from task_api.local_tools.base import Context
 from task_api.oom import oom_kills
+from task_api import reaper
 from task_api.mcp_pool import HeldServer, start_all, stop_all
 from mocks.cassette.canonical import tokenize
 from mocks.cassette.errors import CassetteError
@@ -106,26 +107,46 @@ class Daemon:
                             for n, h in sorted(self.servers.items())}}
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Every request gets one JSON reply, whatever it holds: a dropped connection reads as a dead
+        daemon on the host, which a malformed call must never fake."""
         try:
-            raw = await _read_all(reader)
             try:
-                req = json.loads(raw)
-                reply = await self.dispatch(req)
+                raw = await _read_all(reader)
+                reply = await self.dispatch(json.loads(raw))
             except InfraError as exc:
                 reply = exc.to_json()
-            except (ValueError, KeyError, TypeError) as exc:
+            except RecursionError:
+                reply = {"error": {"kind": "bad_request", "message": "the request is nested too deeply to read"}}
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 reply = {"error": {"kind": "bad_request", "message": f"malformed request to the daemon: {exc!r}"}}
-            writer.write(json.dumps(reply, ensure_ascii=False).encode())
+            except Exception as exc:  # noqa: BLE001 - still an answer; the daemon lives on
+                reply = {"error": {"kind": "internal_error", "message": f"the episode daemon failed: {exc!r}"}}
+            try:
+                data = json.dumps(reply, ensure_ascii=False).encode()
+            except UnicodeEncodeError:  # a lone surrogate in a tool's output: escaped instead
+                data = json.dumps(reply).encode()
+            writer.write(data)
             await writer.drain()
+        except OSError:
+            pass  # the client went away first: nobody is left to answer
         finally:
             writer.close()
 
     async def dispatch(self, req: dict) -> dict:
+        if not isinstance(req, dict) or not isinstance(req.get("op"), str):
+            raise InfraError("bad_request", 'a request is a JSON object with an "op" string')
         op = req["op"]
         assert self.executor is not None
         if op == "execute":
+            tool, args = req.get("tool"), req.get("args")
+            if not isinstance(tool, str):
+                raise InfraError("bad_request", f'"tool" must be a string, not {type(tool).__name__}')
+            if args is not None and not isinstance(args, str):
+                # Arguments sent as a JSON value rather than its text: the same call, as text (a value
+                # that is not an object then gets Toolathlon's invalid-arguments result).
+                args = json.dumps(args, ensure_ascii=False)
             start = time.monotonic()
-            out = await self.executor.run(str(req["tool"]), req.get("args"))
+            out = await self.executor.run(tool, args)
             reply = {"content": out.content, "is_error": out.is_error, "elapsed_ms": elapsed_ms(start)}
             if out.context:
                 reply["context"] = out.context
@@ -178,12 +199,15 @@ class Daemon:
             server.close()
             sock.unlink(missing_ok=True)
             await stop_all(self.servers)
+            # What the agent started and left behind (its own sessions included) ends with the episode.
+            reaper.kill_descendants()
 
 
 def run(home: Home, spec_stream: BinaryIO) -> None:
     """Setup starts the daemon before preprocess and sends its spec (over a pipe or socket, never a file:
     the servers' environments may hold credentials) once it knows the servers."""
     home.pidfile.write_text(str(os.getpid()))
+    reaper.become_subreaper()  # orphans of the agent's processes come here, not to init
     try:
         raw = spec_stream.read()
         spec_stream.close()

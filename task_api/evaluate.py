@@ -1,17 +1,22 @@
 """`task-api evaluate`: run the task's own evaluator exactly by Toolathlon's contract.
 
 Exit 0 is a pass and 1 a fail (an evaluator may fail by raising, as five of Toolathlon's do). Any
-other exit, death by a signal, a timeout, a missing evaluator, or an evaluator that could not even
-be imported is an infra error: never a pass, never a silent fail.
+other exit, death by a signal, a timeout or a missing evaluator is an error. Before the evaluator
+runs, every process of the agent is stopped and the workspace frozen (task_api.freeze); the evaluator
+runs as the grader where users are separated, never as root. That the evaluator can be imported was
+checked at setup (before the agent acted), so what goes wrong here is reported with its kind and the
+host scores it as the episode's failure: the agent's output can no longer dress a failure up as an
+infra error.
 
-Dense metrics: if the evaluator's last non-empty output line is `DECATHLON_METRICS {json object}`,
-its numeric values become metrics.
+Dense metrics: an evaluator may write a JSON object of numbers to the file named by
+DECATHLON_METRICS_FILE (the grader's own folder, which the agent cannot write); they become metrics.
 """
 from __future__ import annotations
 
 import json
 import os
-import re
+import signal
+import time
 from pathlib import Path
 
 from mocks.cassette.canonical import tokenize
@@ -21,27 +26,35 @@ from task_api import modes
 from task_api.client import DaemonError, request
 from task_api.errors import InfraError, tail
 from task_api.home import Home
+from task_api.freeze import FreezeReport, freeze
+from task_api.lifecycle import alive
+from task_api.setup import grader_env
 from task_api.subproc import run_module
 from task_api.taskdef import load_task
 from task_api.trajlog import build
+from task_api.users import Users
 
 EVAL_TIMEOUT = float(os.environ.get("DECATHLON_EVAL_TIMEOUT", "600"))
 STATUSES = ("success", "max_turns_reached", "failed", "timeout", "interrupted")
-METRICS_PREFIX = "DECATHLON_METRICS "
-# An evaluator that dies of these never judged the run: its own code or environment is broken.
-_BROKEN = re.compile(r"^(ModuleNotFoundError|ImportError|SyntaxError|IndentationError|TabError): ", re.M)
+METRICS_ENV = "DECATHLON_METRICS_FILE"
+SESSION_KEYS = ("task", "source", "workspace", "launch_time", "mode", "started_at", "tools")
+AGENT_STOP_GRACE = 3.0  # seconds the daemon has to stop its servers before its group is killed
 
 
-def parse_metrics(output: str) -> dict[str, float]:
-    lines = [line for line in output.splitlines() if line.strip()]
-    if not lines or not lines[-1].startswith(METRICS_PREFIX):
-        return {}
+def read_metrics(path: Path) -> dict[str, float]:
+    """The evaluator's dense metrics, if it wrote any."""
     try:
-        raw = json.loads(lines[-1][len(METRICS_PREFIX):])
-    except json.JSONDecodeError as exc:
-        raise InfraError("bad_metrics", f"the evaluator's DECATHLON_METRICS line is not JSON: {exc}") from exc
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise InfraError("bad_metrics", f"the evaluator's metrics file {path} cannot be read: {exc}") from exc
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise InfraError("bad_metrics", f"the evaluator's metrics file is not JSON: {exc}") from exc
     if not isinstance(raw, dict):
-        raise InfraError("bad_metrics", "DECATHLON_METRICS must be a JSON object of numbers")
+        raise InfraError("bad_metrics", f"{METRICS_ENV} must name a file holding a JSON object of numbers")
     return {str(k): float(v) for k, v in sorted(raw.items()) if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
@@ -61,6 +74,10 @@ def evaluate(home: Home, messages_file: str, status: str) -> dict:
         session = json.loads(home.session.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InfraError("no_session", "nothing to evaluate: call `task-api setup` first") from exc
+    missing = [k for k in SESSION_KEYS if not isinstance(session, dict) or k not in session]
+    if missing:
+        raise InfraError("bad_session", f"the session record {home.session} lacks {', '.join(missing)}: it was not "
+                         "written by this task-api's setup")
     if status not in STATUSES:
         raise InfraError("bad_request", f"unknown status {status!r}; one of {', '.join(STATUSES)}")
     messages = load_messages(Path(messages_file))
@@ -69,14 +86,17 @@ def evaluate(home: Home, messages_file: str, status: str) -> dict:
     result: dict = {"pass": None, "metrics": {}, "exit_code": None, "output_tail": "", "elapsed_ms": 0.0,
                     "status": status}
     mode = session.get("mode", "live")
+    users = Users.from_env()
     # Toolathlon disconnects the MCP servers before evaluating; a recording collects them then.
     recording = _take_recording(home, messages) if mode == "record" else None
+    stop_agent(home, users)
     if status == "success":
         recorded = _recorded_verdict(session)
         if recorded is not None:
             result.update(recorded)
         else:
-            result.update(_run_evaluator(home, session, modes.http_env(home, mode, "evaluator")))
+            report = freeze(Path(session["workspace"]), users)
+            result.update(_run_evaluator(home, session, modes.http_env(home, mode, "evaluator"), users, report))
             modes.check_http_misses(home, mode, "evaluation")
     if recording is not None:
         result["cassette"] = str(_write_cassette(home, session, recording, status, result))
@@ -124,21 +144,46 @@ def _recorded_verdict(session: dict) -> dict | None:
             "exit_code": None, "output_tail": tail(failure), "elapsed_ms": 0.0}
 
 
-def _run_evaluator(home: Home, session: dict, env: dict[str, str]) -> dict:
+def stop_agent(home: Home, users: Users) -> None:
+    """Nothing of the agent's runs while it is graded: the daemon (with its servers), then, where users
+    are separated, every process of the agent's user, wherever it put itself."""
+    try:
+        pid = int(home.pidfile.read_text())
+    except (OSError, ValueError):
+        pid = None
+    if pid is not None and alive(pid):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + AGENT_STOP_GRACE
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    users.kill_all("agent")
+
+
+def _run_evaluator(home: Home, session: dict, env: dict[str, str], users: Users, report: FreezeReport) -> dict:
     task = load_task(Path(session["source"]), session["task"])
     if not task.evaluator.is_file():
         raise InfraError("evaluator_missing", f"task {task.name} has no evaluation/main.py ({task.evaluator})")
     gt = str(task.groundtruth) if task.groundtruth else "None"
+    home.metrics_file.unlink(missing_ok=True)
     run = run_module(task.module("evaluation"), ["--res_log_file", str(home.traj_log), "--agent_workspace",
                                                  session["workspace"], "--groundtruth_workspace", gt,
                                                  "--launch_time", session["launch_time"]],
-                     cwd=task.source, timeout=EVAL_TIMEOUT, env=env)
-    home.eval_output.write_text(run.output, encoding="utf-8")
+                     cwd=task.source, timeout=EVAL_TIMEOUT,
+                     env=grader_env(home, {**env, METRICS_ENV: str(home.metrics_file)}), prefix=users.prefix("grader"))
+    output = "".join(line + "\n" for line in report.lines()) + run.output
+    home.eval_output.write_text(output, encoding="utf-8")
     if run.exit_code is None:
         raise InfraError("evaluator_timeout", f"the evaluator of {task.name} ran over {EVAL_TIMEOUT:.0f} s; "
-                         f"output tail: {tail(run.output)}")
-    if run.exit_code not in (0, 1) or (run.exit_code == 1 and _BROKEN.search(run.output)):
+                         f"output tail: {tail(output)}")
+    if run.exit_code not in (0, 1):
         raise InfraError("evaluator_crash", f"the evaluator of {task.name} crashed (exit {run.exit_code}); "
-                         f"output tail: {tail(run.output)}")
-    return {"pass": run.exit_code == 0, "metrics": parse_metrics(run.output), "exit_code": run.exit_code,
-            "output_tail": tail(run.output), "elapsed_ms": round(run.elapsed * 1000, 1)}
+                         f"output tail: {tail(output)}")
+    return {"pass": run.exit_code == 0, "metrics": read_metrics(home.metrics_file), "exit_code": run.exit_code,
+            "output_tail": tail(output), "elapsed_ms": round(run.elapsed * 1000, 1)}

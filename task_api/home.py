@@ -24,9 +24,25 @@ class Home:
         return self.root / "run"
 
     @property
+    def state(self) -> Path:
+        """What `evaluate` trusts (the session record): root's alone where users are separated, never the
+        agent's, unlike run/ (the daemon's, which runs as the agent)."""
+        return self.root / "state"
+
+    @property
     def session(self) -> Path:
         """Written by setup once the daemon is ready; the record of the episode."""
-        return self.run / "session.json"
+        return self.state / "session.json"
+
+    @property
+    def grader_home(self) -> Path:
+        """HOME of preprocess and the evaluator (the grader's alone): not the agent's ~/.gitconfig and the like."""
+        return self.root / "grader"
+
+    @property
+    def metrics_file(self) -> Path:
+        """Where an evaluator writes its dense metrics (DECATHLON_METRICS_FILE): out of the agent's reach."""
+        return self.grader_home / "metrics.json"
 
     @property
     def ready(self) -> Path:
@@ -58,8 +74,9 @@ class Home:
 
     @property
     def http(self) -> Path:
-        """Per-process HTTP recordings (record) or the recordings being replayed (replay)."""
-        return self.run / "http"
+        """Per-process HTTP recordings (record) or the recordings being replayed (replay). Not in run/:
+        in a replay, what preprocess and the evaluator are answered must not be the agent's to edit."""
+        return self.root / "http"
 
     @property
     def cassette_in(self) -> Path:

@@ -50,6 +50,19 @@ def open_cassette(home: Home, task: TaskDef, mode: str, path: str | None) -> dic
     return cassette
 
 
+def hand_http(home: Home, mode: str, users) -> None:
+    """Who may write the HTTP recordings. Replay: the grader alone (what preprocess and the evaluator are
+    answered, and where their misses are logged). Record: every user of the episode, sticky (the agent's
+    servers record there too; a recording is made with a trusted policy, not graded)."""
+    if mode == "live" or not users.separated:
+        return
+    home.http.mkdir(parents=True, exist_ok=True)
+    if mode == "replay":
+        users.give(home.http, "grader", 0o700)
+    else:
+        os.chmod(home.http, 0o1777)
+
+
 def launch_time(cassette: dict | None, explicit: str | None) -> str:
     """A replay runs at the recorded clock: preprocess and evaluator must see the same date."""
     if cassette is None:

@@ -23,7 +23,7 @@ def parse_args(raw: str | None) -> object:
         return {}
     try:
         return json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return raw
 
 

@@ -135,15 +135,44 @@ def resolve_servers(raw_configs: dict[str, dict], names: list[str], templates: T
         if kind != "stdio":
             raise InfraError("bad_server_config", f"server {name}: type {kind!r} is not supported (stdio only)")
         params = templates.fill(raw.get("params") or {})
-        if not params.get("command"):
-            raise InfraError("bad_server_config", f"server {name}: params.command is missing")
         specs.append(ServerSpec(
             name=name,
-            command=str(params["command"]),
-            args=[str(a) for a in params.get("args") or []],
-            env={str(k): str(v) for k, v in (params.get("env") or {}).items()},
+            command=_field(name, params, "command", str, required=True),
+            args=[str(a) for a in _field(name, params, "args", list) or []],
+            env={str(k): str(v) for k, v in (_field(name, params, "env", dict) or {}).items()},
             cwd=str(params["cwd"]) if params.get("cwd") else str(default_cwd),
-            timeout=float(raw.get("client_session_timeout_seconds") or DEFAULT_TIMEOUT),
+            timeout=_timeout(name, raw.get("client_session_timeout_seconds")),
         ))
     return specs
+
+
+def _field(server: str, params: Any, key: str, kind: type, required: bool = False) -> Any:
+    """One key of a server's `params`, of the type Toolathlon's YAML gives it (a string `args:` would
+    otherwise be split into characters), or `bad_server_config` naming the key."""
+    if not isinstance(params, dict):
+        raise InfraError("bad_server_config", f"server {server}: `params` must be a mapping "
+                         f"(command, args, env, cwd), not {type(params).__name__}")
+    value = params.get(key)
+    if value is None or value == "":
+        if required:
+            raise InfraError("bad_server_config", f"server {server}: params.{key} is missing")
+        return None
+    if not isinstance(value, kind):
+        noun = {str: "a string", list: "a list", dict: "a mapping"}[kind]
+        raise InfraError("bad_server_config", f"server {server}: params.{key} must be {noun}, "
+                         f"not {type(value).__name__} ({str(value)[:60]!r})")
+    return value
+
+
+def _timeout(server: str, raw: Any) -> float:
+    if raw is None or raw == "":
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not 0 < value < 86400:  # NaN fails both
+        raise InfraError("bad_server_config", f"server {server}: client_session_timeout_seconds must be a "
+                         f"number of seconds, not {str(raw)[:60]!r}")
+    return value
 

@@ -20,6 +20,7 @@ from task_api.prompts import fill_system_prompt
 from task_api.servers_config import START_TIMEOUT, Templates, load_raw_configs, resolve_servers
 from task_api.subproc import run_module
 from task_api.taskdef import TaskDef, load_task
+from task_api.users import Users
 
 PREPROCESS_TIMEOUT = float(os.environ.get("DECATHLON_PREPROCESS_TIMEOUT", "600"))
 # Folders Toolathlon prepares in the workspace for servers that keep state there.
@@ -46,11 +47,70 @@ def _fresh_workspace(home: Home, task: TaskDef) -> None:
         home.workspace.mkdir(parents=True)
 
 
-def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str]) -> None:
+def _prepare_home(home: Home, users: Users) -> None:
+    """The episode's folders. Where users are separated: run/ is the daemon's (the agent's user), state/
+    root's alone, grader/ the grader's alone; the home itself root's, so the agent can add nothing beside."""
+    home.run.mkdir(parents=True, exist_ok=True)
+    home.state.mkdir(exist_ok=True)
+    home.grader_home.mkdir(exist_ok=True)
+    if users.separated:
+        os.chmod(home.root, 0o755)
+        os.chown(home.root, 0, 0)
+        users.give(home.run, "agent", 0o700)
+        os.chmod(home.state, 0o700)
+        users.give(home.grader_home, "grader", 0o700)
+
+
+def grader_env(home: Home, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """preprocess and the evaluator: their own HOME (not the agent's ~/.gitconfig)."""
+    return {**(extra or {}), "HOME": str(home.grader_home)}
+
+
+# Imports the evaluator as a module (its `if __name__ == "__main__"` does not run): the only failures
+# that count are the ones that mean it cannot run at all. Run by the task's interpreter, so no
+# task_api import here.
+_PREFLIGHT = ("import importlib, sys\n"
+              "try:\n    importlib.import_module(sys.argv[1])\n"
+              "except (ImportError, SyntaxError) as exc:\n    print(f'{type(exc).__name__}: {exc}'); sys.exit(3)\n"
+              "except BaseException:\n    pass\n")
+PREFLIGHT_TIMEOUT = 120.0
+
+
+def _start_preflight(home: Home, task: TaskDef, users: Users) -> subprocess.Popen | None:
+    """Check, before the agent acts, that the evaluator can be imported: afterwards a crash of the grader
+    is the episode's (the agent may have provoked or forged it), so this is where a broken grader is
+    found and reported as infra. Runs while the servers start."""
+    if not task.evaluator.is_file():
+        return None  # an imported recorded run: its recorded verdict stands (evaluate says so)
+    from task_api.subproc import task_python
+    return subprocess.Popen([*users.prefix("grader"), task_python(), "-c", _PREFLIGHT, task.module("evaluation")],
+                            cwd=str(task.source), env={**os.environ, **grader_env(home)}, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _finish_preflight(proc: subprocess.Popen | None, task: TaskDef) -> None:
+    if proc is None:
+        return
+    try:
+        out, _ = proc.communicate(timeout=PREFLIGHT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise InfraError("grader_preflight", f"importing the evaluator of {task.name} took over "
+                         f"{PREFLIGHT_TIMEOUT:.0f} s") from None
+    if proc.returncode != 0:
+        text = out.decode("utf-8", "replace")
+        raise InfraError("grader_preflight", f"the evaluator of {task.name} cannot be imported (exit "
+                         f"{proc.returncode}): {tail(text.strip(), 1500)}; install what it needs into the task "
+                         "environment (DECATHLON_TASK_PYTHON) and run again")
+
+
+def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str], users: Users) -> None:
     if not task.has_preprocess:
         return
     run = run_module(task.module("preprocess"), ["--agent_workspace", str(home.workspace), "--launch_time", launch],
-                     cwd=task.source, timeout=PREPROCESS_TIMEOUT, env=env)
+                     cwd=task.source, timeout=PREPROCESS_TIMEOUT, env=grader_env(home, env),
+                     prefix=users.prefix("grader"))
     if run.exit_code is None:
         raise InfraError("preprocess_timeout", f"preprocess of {task.name} ran over {PREPROCESS_TIMEOUT:.0f} s; "
                          f"output tail: {tail(run.output)}")
@@ -96,7 +156,6 @@ class DaemonHandle:
 def _spawn_daemon(home: Home) -> DaemonHandle:
     """Start the daemon first: it loads the MCP SDK (most of its start-up) while setup prepares the
     workspace and runs preprocess, then waits for its spec."""
-    home.run.mkdir(parents=True, exist_ok=True)
     home.ready.unlink(missing_ok=True)
     zygote = os.environ.get("TASK_API_ZYGOTE")
     if zygote and os.path.exists(zygote):
@@ -141,22 +200,29 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     task = load_task(src, task_id)
     if _daemon_alive(home):
         raise InfraError("already_set_up", f"an episode is already set up in {home.root}; run `task-api teardown` first")
+    users = Users.from_env()
+    _prepare_home(home, users)
     tape = modes.open_cassette(home, task, mode, cassette)
+    modes.hand_http(home, mode, users)
     launch = modes.launch_time(tape, launch_time)
     daemon = _spawn_daemon(home)
+    preflight = None
     try:
         t = time.monotonic()
         _fresh_workspace(home, task)
+        users.give(home.workspace, "grader")
         timings["workspace"] = time.monotonic() - t
 
         t = time.monotonic()
-        _preprocess(home, task, launch, modes.http_env(home, mode, "preprocess"))
+        _preprocess(home, task, launch, modes.http_env(home, mode, "preprocess"), users)
         modes.check_http_misses(home, mode, "preprocess")
         timings["preprocess"] = time.monotonic() - t
 
         for server, folder in SERVER_FOLDERS.items():
             if server in task.servers:
                 (home.workspace / folder).mkdir(exist_ok=True)
+        users.give(home.workspace, "agent")
+        preflight = _start_preflight(home, task, users)
 
         t = time.monotonic()
         specs = modes.server_specs(home, mode, resolve_servers(
@@ -166,9 +232,15 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
                                            "server_order": task.servers, "local_tools": task.local_tools,
                                            "mode": mode, "cassette": str(home.cassette_in) if tape else None})
         timings["servers"] = time.monotonic() - t
+        t = time.monotonic()
+        _finish_preflight(preflight, task)
+        timings["preflight_wait"] = time.monotonic() - t
     except BaseException:
         # No half-set-up episode: the daemon (and any server it started) goes with the failure.
         daemon.kill_group()
+        if preflight is not None and preflight.poll() is None:
+            os.killpg(preflight.pid, signal.SIGKILL)
+            preflight.wait()
         raise
 
     system_prompt = fill_system_prompt(task.read_doc("agent_system_prompt.md"), home.workspace, launch)
@@ -183,5 +255,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     session = {**result, "source": str(src), "config": task.config, "cassette": str(home.cassette_in) if tape else None,
                "cassette_meta": tape["meta"] if tape else None,
                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    home.session.write_text(json.dumps(session, ensure_ascii=False), encoding="utf-8")
+    tmp = home.session.with_suffix(".tmp")
+    tmp.write_text(json.dumps(session, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, home.session)
     return result

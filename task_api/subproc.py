@@ -22,10 +22,12 @@ def task_python() -> str:
     return os.environ.get("DECATHLON_TASK_PYTHON") or sys.executable
 
 
-def run_module(module: str, args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> ScriptRun:
+def run_module(module: str, args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+               prefix: list[str] | None = None) -> ScriptRun:
+    """`prefix`: who runs it (task_api.users: the grader, where users are separated)."""
     start = time.monotonic()
     full_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([task_python(), "-m", module, *args], cwd=str(cwd), env=full_env,
+    proc = subprocess.Popen([*(prefix or []), task_python(), "-m", module, *args], cwd=str(cwd), env=full_env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:

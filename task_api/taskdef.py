@@ -87,11 +87,27 @@ def load_task(source: Path, task_id: str) -> TaskDef:
     if name not in known:
         raise InfraError("unknown_task", unknown_task_message(task_id, known))
     path = source / "tasks" / SPLIT / name / "task_config.json"
+    config = read_config(path)
+    return TaskDef(name=name, source=source, config=config)
+
+
+def read_config(path: Path) -> dict:
+    """A task_config.json, or `bad_task` saying what is wrong with it."""
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InfraError("bad_task", f"{path}: not valid JSON ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise InfraError("bad_task", f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise InfraError("bad_task", f"{path}: nested too deeply") from None
+    except ValueError as exc:
+        raise InfraError("bad_task", f"{path}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise InfraError("bad_task", f"{path}: unreadable ({exc.strerror})") from None
+    if not isinstance(config, dict):
+        raise InfraError("bad_task", f"{path}: must hold a JSON object, not {type(config).__name__}")
     for key in ("needed_mcp_servers", "needed_local_tools"):
         if not isinstance(config.get(key), list):
             raise InfraError("bad_task", f"{path}: `{key}` must be a list")
-    return TaskDef(name=name, source=source, config=config)
+        if not all(isinstance(v, str) for v in config[key]):
+            raise InfraError("bad_task", f"{path}: `{key}` must list names (strings)")
+    return config

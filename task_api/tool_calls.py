@@ -34,7 +34,7 @@ def parse_args(full_name: str, tool: str, raw: str) -> dict[str, Any] | Outcome:
         return {}
     try:
         args = json.loads(raw)
-    except (json.JSONDecodeError, TypeError):
+    except (json.JSONDecodeError, TypeError, RecursionError):  # RecursionError: nested past the parser's depth
         return Outcome(f"Error running tool {full_name}: Invalid JSON input for tool {tool}: {raw}", True)
     if not isinstance(args, dict):
         return Outcome(f"Error running tool {full_name}: Invalid JSON input for tool {tool}: expected a JSON "
@@ -61,7 +61,7 @@ class Executor:
         return Outcome(f"Tool {full_name} not found in agent Assistant. Available tools: "
                        f"{', '.join(sorted(self.known))}", True)
 
-    async def run(self, full_name: str, raw_args: str) -> Outcome:
+    async def run(self, full_name: str, raw_args: str | None) -> Outcome:
         self.seq += 1
         out = await self._dispatch(full_name, raw_args)
         if not out.verbatim:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from task_api import daemon  # noqa: F401 - the point: import once, before any fork
 from task_api.home import Home
+from task_api import reaper
 
 PARENT_POLL = 1.0
 
@@ -31,6 +32,7 @@ def _child(conn: socket.socket, home: Home, env: dict[str, str]) -> None:
         os.environ.clear()
         os.environ.update(env)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.chdir(home.root)  # gone already (the episode was released meanwhile): nothing to serve
         log = os.open(home.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -53,8 +55,20 @@ def _child(conn: socket.socket, home: Home, env: dict[str, str]) -> None:
         os._exit(code)
 
 
+def _reap_orphans(daemons: set[int]) -> None:
+    """A child that is not one of our daemons is an orphan of a daemon that died (killed, maybe by the
+    agent it served): it must not outlive its episode."""
+    kids = reaper.children(os.getpid())
+    daemons.intersection_update(kids)
+    reaper.kill([k for k in kids if k not in daemons])
+
+
 def serve(path: str, parent: int) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the daemons
+    reaper.become_subreaper()
+    # Stopped by its starter (SIGTERM at exit): its episodes' processes go with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    daemons: set[int] = set()
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(path):
         os.unlink(path)
@@ -62,29 +76,35 @@ def serve(path: str, parent: int) -> None:
     srv.listen(64)
     srv.settimeout(PARENT_POLL)
     print(f"zygote ready on {path}", flush=True)
-    while not parent or os.getppid() == parent:  # ends with the process that started it
-        try:
-            conn, _ = srv.accept()
-        except socket.timeout:
-            continue
-        try:
-            conn.settimeout(30)
-            request = json.loads(conn.makefile("rb").readline())
-            home = Home(Path(request["home"]))
-            if not home.run.is_dir():  # never re-create the home of an episode already released
-                raise ValueError(f"no episode home at {home.root}")
-            pid = os.fork()
-            if pid == 0:
-                srv.close()
-                conn.settimeout(None)
-                _child(conn, home, dict(request["env"]))
-            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-        except (OSError, ValueError, KeyError) as exc:
-            print(f"zygote: bad request: {exc!r}", file=sys.stderr, flush=True)
-        finally:
-            conn.close()
-    srv.close()
-    os.unlink(path)
+    try:
+        while not parent or os.getppid() == parent:  # ends with the process that started it
+            try:
+                conn, _ = srv.accept()
+            except socket.timeout:
+                _reap_orphans(daemons)
+                continue
+            try:
+                conn.settimeout(30)
+                request = json.loads(conn.makefile("rb").readline())
+                home = Home(Path(request["home"]))
+                if not home.run.is_dir():  # never re-create the home of an episode already released
+                    raise ValueError(f"no episode home at {home.root}")
+                pid = os.fork()
+                if pid == 0:
+                    srv.close()
+                    conn.settimeout(None)
+                    _child(conn, home, dict(request["env"]))
+                daemons.add(pid)
+                conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+            except (OSError, ValueError, KeyError) as exc:
+                print(f"zygote: bad request: {exc!r}", file=sys.stderr, flush=True)
+            finally:
+                conn.close()
+    finally:
+        srv.close()
+        if os.path.exists(path):
+            os.unlink(path)
+        reaper.kill_descendants()  # the run that started us is gone: so are its episodes
 
 
 def main() -> None:

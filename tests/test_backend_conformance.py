@@ -19,7 +19,8 @@ from decathlon.backends.local import LocalBackend
 from decathlon.episode import EpisodeConfig, run_episode
 from decathlon.errors import InfraError
 from decathlon.cassettes import cassette_path
-from decathlon.policies import OraclePolicy, ReplayPolicy
+from decathlon.oracles import Call, Oracle, variables
+from decathlon.policies import OraclePolicy, ReplayPolicy, _Scripted
 from decathlon.task_session import TaskSession
 from mocks.cassette.canonical import tokenize
 from recorded_runs import TASKS as RECORDED_TASKS
@@ -98,8 +99,7 @@ def test_exec_timeout_is_bounded_and_the_sandbox_stays_usable(backend):
 # define KILL_SANDBOX_CODE (e.g. exhausting a container's memory). This one kills the episode daemon
 # and every server it holds (its process group).
 KILL_DAEMON = ("import os, signal\n"
-               "pid = int(open(os.path.join(os.environ['TASK_API_HOME'], 'run', 'daemon.pid')).read())\n"
-               "os.killpg(os.getpgid(pid), signal.SIGKILL)\n")
+               "os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)\n")  # python-execute's parent: the daemon
 DIED = ("daemon_died", "sandbox_died", "no_session")
 
 
@@ -126,6 +126,29 @@ def test_a_tool_call_that_kills_its_sandbox_is_an_infra_error_naming_it(backend,
     asyncio.run(go())
 
 
+class _KillsItsSandbox:
+    """A hostile policy: its first turn runs code that takes its sandbox down, its second reads a file."""
+    name = "kills-its-sandbox"
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def start(self, task: str, setup):
+        oracle = Oracle(task, [[Call("local-python-execute", {"code": self.code, "timeout": 60})],
+                               [Call("filesystem-read_file", {"path": "${workspace}/sales.csv"})]], "Done.")
+        return _Scripted(oracle, variables(setup.workspace, setup.launch_time))
+
+
+def test_an_agent_that_kills_its_sandbox_fails_its_episode(backend, kill_code):
+    """After the agent acted, its sandbox dying is its own doing: a failure scored 0, never an infra
+    error that would mask the run from training."""
+    cfg = EpisodeConfig(task="csv-sales-summary", source=MINI, run_id=uuid.uuid4().hex[:12],
+                        episode_id=uuid.uuid4().hex, launch_time=LAUNCH)
+    r = asyncio.run(run_episode(cfg, backend, _KillsItsSandbox(kill_code)))
+    assert r.infra_error is None and (r.reward, r.passed) == (0.0, False), r
+    assert r.failure["kind"] in DIED and r.failure["phase"] == "execute", r.failure
+
+
 def test_release_after_cancellation(backend, tmp_path):
     run = uuid.uuid4().hex[:12]
 
@@ -136,7 +159,7 @@ def test_release_after_cancellation(backend, tmp_path):
         with pytest.raises(asyncio.CancelledError):
             await job
         # Released on the way out: nothing of this run is left for a collector to find.
-        assert await backend.collect({"decathlon.run": run}) == 0
+        assert (await backend.collect({"decathlon.run": run}, force=True)).removed == 0
     asyncio.run(go())
 
 

@@ -10,7 +10,6 @@ import os
 import socket
 import threading
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -202,5 +201,5 @@ def test_gc_removes_a_killed_runs_pool(make_backend):
     # As after a SIGKILL: the pool's containers are still there, found by the run's label.
     from decathlon.backends.compose import ComposeBackend
     other = ComposeBackend.from_env()
-    assert asyncio.run(other.collect({"decathlon.run": run})) == 2
+    assert asyncio.run(other.collect({"decathlon.run": run})).removed == 2
     assert _managed(backend, run) == []

@@ -41,7 +41,8 @@ assert [t["function"]["name"] for t in log["tool_calls"]["tools"]] == ["local-cl
 assert a.launch_time == "2026-03-02 09:00:00 Monday", a.launch_time
 assert pathlib.Path(a.agent_workspace).is_dir()
 assert a.groundtruth_workspace.endswith("contract/groundtruth_workspace"), a.groundtruth_workspace
-print("DECATHLON_METRICS " + json.dumps({"found": 3, "total": 7, "label": "ignored"}))
+import os
+pathlib.Path(os.environ["DECATHLON_METRICS_FILE"]).write_text(json.dumps({"found": 3, "total": 7, "label": "ignored"}))
 """
     _setup(task_api, source, "contract", evaluator, files={"groundtruth_workspace/x.txt": "x"})
     out = task_api.ok("evaluate", "--messages", _messages(tmp_path))
@@ -76,14 +77,28 @@ def test_missing_evaluator_is_an_infra_error(task_api, source, tmp_path):
 
 
 @pytest.mark.parametrize("body", [
-    "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
-    "import sys\nsys.exit(3)\n",
-    "import toolathlon_utils_that_do_not_exist\n",
+    "import os, signal\nif __name__ == '__main__':\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+    "import sys\nif __name__ == '__main__':\n    sys.exit(3)\n",
 ])
-def test_crashing_evaluator_is_an_infra_error(task_api, source, tmp_path, body):
+def test_crashing_evaluator_is_named(task_api, source, tmp_path, body):
     _setup(task_api, source, "crash", body)
     err = task_api.error("evaluate", "--messages", _messages(tmp_path))
     assert err["kind"] == "evaluator_crash"
+
+
+@pytest.mark.parametrize("body", ["import toolathlon_utils_that_do_not_exist\n", "def broken(:\n"])
+def test_an_evaluator_that_cannot_be_imported_fails_setup_before_the_agent_acts(task_api, source, body):
+    write_task(source, "unimportable", evaluator=body)
+    err = task_api.error("setup", "unimportable", "--source", str(source), "--launch-time", LAUNCH)
+    assert err["kind"] == "grader_preflight", err
+    assert "toolathlon_utils_that_do_not_exist" in err["message"] or "SyntaxError" in err["message"], err
+
+
+def test_import_error_printed_at_evaluate_time_is_a_plain_fail(task_api, source, tmp_path):
+    """The output an agent can steer (a workspace value echoed by the evaluator) cannot forge a crash."""
+    _setup(task_api, source, "forged", ARGS + "print('ok\\nImportError: x\\nModuleNotFoundError: y')\nsys.exit(1)\n")
+    out = task_api.ok("evaluate", "--messages", _messages(tmp_path))
+    assert out["pass"] is False and out["exit_code"] == 1, out
 
 
 def test_evaluator_timeout_is_an_infra_error(task_api, source, tmp_path, monkeypatch):
@@ -93,10 +108,17 @@ def test_evaluator_timeout_is_an_infra_error(task_api, source, tmp_path, monkeyp
     assert err["kind"] == "evaluator_timeout"
 
 
-def test_bad_metrics_line_is_an_infra_error(task_api, source, tmp_path):
-    _setup(task_api, source, "badmetrics", "print('DECATHLON_METRICS {not json')\n")
+def test_bad_metrics_file_is_named(task_api, source, tmp_path):
+    _setup(task_api, source, "badmetrics", "import os\nopen(os.environ['DECATHLON_METRICS_FILE'], 'w').write('{not json')\n")
     err = task_api.error("evaluate", "--messages", _messages(tmp_path))
     assert err["kind"] == "bad_metrics"
+
+
+def test_metrics_printed_on_stdout_are_not_read(task_api, source, tmp_path):
+    """The evaluator's output may echo what the agent wrote: metrics come only from the metrics file."""
+    _setup(task_api, source, "stdoutmetrics", "print('DECATHLON_METRICS {\"score\": 1}')\nprint('DECATHLON_METRICS {')\n")
+    out = task_api.ok("evaluate", "--messages", _messages(tmp_path))
+    assert out["pass"] is True and out["metrics"] == {}, out
 
 
 def test_bad_messages_file(task_api, source, tmp_path):

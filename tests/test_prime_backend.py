@@ -117,7 +117,7 @@ def test_undeletable_sandboxes_are_found_by_gc(tmp_path):
             box = await b.acquire(_spec(run))
             await box.release()  # never raises, even now
             assert box.id in b.undeleted and b.fake.stats()["alive"] == [box.id]
-            removed = await b.collect({"decathlon.run": run})
+            removed = (await b.collect({"decathlon.run": run})).removed
             await b.aclose()
             return removed
         assert asyncio.run(go()) == 1
@@ -163,14 +163,16 @@ def test_a_lost_create_response_is_retried_under_the_same_key(tmp_path):
         _clean(stats)
 
 
-def test_a_sandbox_dying_mid_episode_is_an_infra_error_naming_it(tmp_path):
+def test_a_sandbox_dying_mid_episode_fails_that_episode_naming_it(tmp_path):
+    """After the agent acted, a sandbox that dies may have been killed by the agent (memory, pids): the
+    episode's failure (scored 0), not an infra error (decathlon.errors.environment_owned)."""
     run = uuid.uuid4().hex[:8]
     with backend(tmp_path, "die_every=2,die_after_execs=3") as b:
         results = asyncio.run(_gather(b, run, 3))
-        died = [r for r in results if r.infra_error]
-        assert len(died) == 1 and died[0].infra_error["kind"] == "sandbox_died", [r.infra_error for r in results]
-        assert "fake" in died[0].infra_error["message"]
-        assert [r.reward for r in results if not r.infra_error] == [1.0, 1.0]
+        died = [r for r in results if r.failure]
+        assert len(died) == 1 and died[0].failure["kind"] == "sandbox_died", [r.failure for r in results]
+        assert "fake" in died[0].failure["message"] and died[0].infra_error is None and died[0].reward == 0.0
+        assert [r.reward for r in results if not r.failure] == [1.0, 1.0]
         _clean(b.fake.stats())
 
 

@@ -112,8 +112,9 @@ def test_planted_secret_never_reaches_disk(source, tmp_path):
         assert SECRET.encode() not in p.read_bytes(), p
     cassette = json.loads((out / "leaky.cassette.json").read_text())
     texts = [i["result"]["content"][0]["text"] for i in cassette["servers"]["toy"]["interactions"]]
-    # the same value is in two variables: the mark names the first, alphabetically
-    assert texts == ["the key is <REDACTED:PLANTED_SERVICE_TOKEN>", "<REDACTED:PLANTED_SERVICE_TOKEN>"]
+    # the host's PLANTED_SERVICE_TOKEN never reaches the sandbox (local.sandbox_env): the server's own
+    # variable is the one that names the value
+    assert texts == ["the key is <REDACTED:TOY_API_KEY>", "<REDACTED:TOY_API_KEY>"]
     assert decathlon("cassettes", "verify", str(out)).returncode == 0
     # and a verify run that knows the secret would flag it, had it leaked
     leaked = tmp_path / "leaked.cassette.json"

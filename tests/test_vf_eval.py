@@ -125,16 +125,22 @@ def _broken_source(root: Path) -> Path:
     """A throwaway Toolathlon root: one task without an evaluator, one needing a server nobody defines."""
     (root / "configs" / "mcp_servers").mkdir(parents=True)
     (root / "oracles").mkdir()
-    for name, servers in (("no-evaluator", []), ("no-such-server", ["nowhere"])):
+    for name, servers in (("no-evaluator", []), ("no-such-server", ["nowhere"]), ("kills-its-daemon", [])):
         task = root / "tasks" / "finalpool" / name
         (task / "docs").mkdir(parents=True)
         (task / "task_config.json").write_text(json.dumps({"needed_mcp_servers": servers,
-                                                           "needed_local_tools": ["claim_done"]}))
+                                                           "needed_local_tools": ["claim_done", "python_execute"]}))
         (task / "docs" / "task.md").write_text(f"Claim the task {name} done.\n")
         (task / "docs" / "agent_system_prompt.md").write_text("Your workspace: !!<<<<||||workspace_dir||||>>>>!!.\n")
-        (root / "oracles" / f"{name}.json").write_text(json.dumps(
-            {"task": name, "steps": [{"tool": "local-claim_done", "arguments": {}}], "final": "Done."}))
+        steps = [{"tool": "local-claim_done", "arguments": {}}]
+        if name == "kills-its-daemon":  # an agent that takes its own sandbox down, then calls a tool
+            steps.insert(0, {"tool": "local-python-execute", "arguments": {"code": KILL_DAEMON}})
+        (root / "oracles" / f"{name}.json").write_text(json.dumps({"task": name, "steps": steps, "final": "Done."}))
     return root
+
+
+KILL_DAEMON = ("import os, signal\n"
+               "os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)\n")  # python-execute's parent: the daemon
 
 
 def test_infra_errors_fail_the_rollout_instead_of_scoring_zero(serve, tmp_path: Path) -> None:
@@ -144,7 +150,7 @@ def test_infra_errors_fail_the_rollout_instead_of_scoring_zero(serve, tmp_path: 
     vf = _vf_eval(url, out, tmp_path, "--env.taskset.source", str(source), "--env.taskset.task.launch-time", LAUNCH)
     _wait(vf, tmp_path, out)
     traces = _traces(out)
-    assert set(traces) == {"no-evaluator", "no-such-server"}
+    assert set(traces) == {"no-evaluator", "no-such-server", "kills-its-daemon"}
 
     for name, kind, phase in (("no-evaluator", "evaluator_missing", "evaluate"),
                               ("no-such-server", "unknown_server", "setup")):
@@ -159,3 +165,10 @@ def test_infra_errors_fail_the_rollout_instead_of_scoring_zero(serve, tmp_path: 
     assert traces["no-evaluator"]["info"]["decathlon"]["status"] == "success"
     assert traces["no-such-server"]["stop_condition"] == "infra_error"
     assert not any((tmp_path / "sandboxes").iterdir()), "a sandbox outlived its rollout"
+
+    # After the agent acted, its sandbox failing is its own doing: scored 0 (ok), not masked.
+    killed = traces["kills-its-daemon"]
+    assert killed["ok"] is True, killed["errors"]
+    assert killed["rewards"]["passed"] == {"score": 0.0, "weight": 1.0}
+    assert killed["info"]["failure"]["kind"] in ("daemon_died", "no_session") and "infra_error" not in killed["info"]
+    assert killed["info"]["decathlon"]["status"] == "failed"

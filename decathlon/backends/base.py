@@ -5,7 +5,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from decathlon.leases import OWNER_LABEL, owner
+
 MANAGED_LABEL = "decathlon.managed"
+
+
+@dataclass
+class GcResult:
+    """What `decathlon gc` did: removed, and left alone because a live run owns it or another user does."""
+    removed: int = 0
+    skipped_live: int = 0
+    skipped_foreign: int = 0
+
+    def skip(self, why: str) -> None:
+        if why == "live":
+            self.skipped_live += 1
+        else:
+            self.skipped_foreign += 1
+
+    def to_json(self) -> dict:
+        return {"removed": self.removed, "skipped_live": self.skipped_live, "skipped_foreign": self.skipped_foreign}
 
 
 @dataclass(frozen=True)
@@ -18,7 +37,7 @@ class SandboxSpec:
 
     def all_labels(self) -> dict[str, str]:
         return {MANAGED_LABEL: "true", "decathlon.run": self.run_id, "decathlon.episode": self.episode_id,
-                "decathlon.task": self.task, **self.labels}
+                "decathlon.task": self.task, OWNER_LABEL: owner(), **self.labels}
 
 
 @dataclass(frozen=True)
@@ -55,5 +74,6 @@ class Backend(Protocol):
     async def acquire(self, spec: SandboxSpec) -> Sandbox:
         """A fresh sandbox for one episode."""
 
-    async def collect(self, labels: dict[str, str]) -> int:
-        """Remove what a crashed run left behind, by label; returns how many were removed."""
+    async def collect(self, labels: dict[str, str], force: bool = False) -> GcResult:
+        """Remove what a crashed run left behind, by label. Without `force`, only this user's sandboxes
+        whose run holds no lease (decathlon.leases): a run still in progress keeps its own."""

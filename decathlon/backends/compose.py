@@ -1,13 +1,16 @@
 """The compose backend: one fresh Docker container per episode, from the sandbox image (docker-py).
 
-Inside a container two users share the episode (docker/sandbox.Dockerfile):
+Inside a container three users share the episode (docker/sandbox.Dockerfile, task_api/users.py):
 - `agent` (uid 1500) is the container's own user: its main process is task-api's zygote, so every
   episode daemon it forks, with the MCP servers and the agent's python, runs unprivileged;
-- root is the task user: `task-api setup`/`evaluate` are exec'd as root, so preprocess and the
-  evaluator can read the task source, which is copied in as root-only (0700) and stays unreadable
-  to the agent. Root keeps only the capabilities that role needs (chown, DAC override, kill).
-No Docker socket, no host network, no-new-privileges, a read-only root filesystem, and CPU, memory
-and pids limits. Docker exec has no timeout of its own, so every exec runs under `timeout`.
+- `grader` (uid 1502) runs preprocess and the evaluator: the task source (with the ground truth) is
+  copied in for it alone (root:grader 0750), and it grades a frozen copy of the workspace;
+- root only orchestrates: `task-api setup`/`evaluate` are exec'd as root and run none of the task's code
+  and none of the agent's. What root trusts (the session record) lives where the agent cannot write.
+  Root keeps only the capabilities that role needs (chown, DAC override, kill, setuid/setgid to drop).
+No Docker socket, no host network, no-new-privileges, a read-only root filesystem, CPU, memory, pids and
+disk limits (/episodes is a tmpfs-backed volume of DECATHLON_COMPOSE_DISK). Docker exec has no timeout
+of its own, so every exec runs under `timeout`.
 
 Tool calls take the direct channel where it works: the episode daemon listens in a host folder
 bind-mounted into the container (one per container), and the host talks to its socket as the local
@@ -30,12 +33,15 @@ import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from decathlon import leases
 from decathlon.backends import daemon_channel
-from decathlon.backends.base import MANAGED_LABEL, ExecResult, SandboxSpec
+from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
 from decathlon.backends.compose_pool import POOLED_EPISODE, Warm, WarmPool
 from decathlon.errors import InfraError
 
 AGENT_UID = 1500
+GRADER_UID = 1502
+USERS = f"agent={AGENT_UID},grader={GRADER_UID}"  # TASK_API_USERS: who runs what (task_api/users.py)
 HOME = "/episodes/home"
 SOURCE = "/episodes/source"
 ZYGOTE = "/run/decathlon/zygote.sock"
@@ -48,7 +54,8 @@ AS_AGENT = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-
 # root's, as the task user (the agent has none); SETUID/SETGID only so the main process can become the agent.
 KEEP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETUID", "SETGID"]
 KILL_GRACE = 5  # seconds `timeout` waits after TERM before KILL
-ENV = {"TASK_API_HOME": HOME, "TASK_API_ZYGOTE": ZYGOTE, "HOME": "/home/agent", "PYTHONDONTWRITEBYTECODE": "1"}
+ENV = {"TASK_API_HOME": HOME, "TASK_API_ZYGOTE": ZYGOTE, "HOME": "/home/agent", "PYTHONDONTWRITEBYTECODE": "1",
+       "TASK_API_USERS": USERS}
 # The source copied in per episode: what setup and the evaluator read (configs and the one task).
 SOURCE_PARTS = ("configs", "global_configs.py")
 BUILD_HINT = "build it with `decathlon image build` (see docs/docker.md)"
@@ -94,16 +101,18 @@ _OOM_REPORT = ("for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup
 
 
 def _wrap(argv: list[str]) -> list[str]:
-    """task-api verbs run through sh: the OOM report after each, and for `setup` (as root) the
-    episode's folders first, a wait for the agent's zygote (so the daemon is forked as the agent),
-    the workspace handed to the agent after, and a refusal of any daemon that is not the agent's."""
+    """task-api verbs run through sh: the OOM report after each, and for `setup` (as root; it lays out
+    the episode's folders and owners itself) a wait for the agent's zygote first (so the daemon is
+    forked as the agent), then a refusal of any daemon that is not the agent's, and the direct channel's
+    folder locked: the daemon's socket is in it now, and the agent must not replace it (the host owns
+    the folder, so it can still clear it)."""
     if argv[:2] != ["task-api", "setup"]:
         return ["sh", "-c", f'cd {HOME} 2>/dev/null; "$@"; rc=$?; {_OOM_REPORT}; exit $rc', "sh", *argv]
     script = (
-        f"mkdir -p {HOME}/run && chown {AGENT_UID}:{AGENT_UID} {HOME}/run && cd {HOME} || exit 3; "
+        f"mkdir -p {HOME} && cd {HOME} || exit 3; "
         f"n=0; while [ ! -S {ZYGOTE} ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n+1)); done; "
         f'"$@"; rc=$?; {_OOM_REPORT}; [ $rc -ne 0 ] && exit $rc; '
-        f"chown -R {AGENT_UID}:{AGENT_UID} {HOME}/workspace; "
+        f"[ -d {CHANNEL} ] && chmod 0755 {CHANNEL}; "
         f"[ \"$(stat -c %u /proc/$(cat {HOME}/run/daemon.pid))\" = {AGENT_UID} ] || "
         "{ echo '{\"error\": {\"kind\": \"privilege\", \"message\": \"the episode daemon is not running as the "
         "agent user (the zygote was not ready)\"}}'; exit 3; }")
@@ -219,13 +228,33 @@ class ComposeSandbox:
     async def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 300.0) -> ExecResult:
         if self._released:
             raise InfraError("sandbox_released", f"sandbox {self.id} was already released")
-        if stdin is not None:
-            raise InfraError("usage", "the compose backend's exec takes no stdin; put_file the input instead")
         if self._dead:
             raise InfraError("sandbox_died", f"sandbox {self.id} died: {self._dead}")
         user = _run_as(argv)
         wrapped = _wrap(argv) if argv[:1] == ["task-api"] else argv
         start = time.monotonic()
+        if stdin is not None:
+            # Docker exec's own stdin needs a hijacked socket whose half-close docker-py does not give
+            # reliably (nor within our time bound); the input goes in as a file instead, owned by the user
+            # that reads it, in a folder that user owns (so it can remove it), read as the command's stdin.
+            # One tar member and no folder entries: extracting a folder entry would re-own an existing
+            # folder (the agent's run/) to root.
+            path = f"{HOME}/run" if user != "0" else "/episodes"
+            path += f"/.stdin-{uuid.uuid4().hex[:12]}"
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as tar:
+                info = tarfile.TarInfo(path[len("/episodes/"):])
+                info.size, info.mode, info.mtime = len(stdin), 0o400, int(time.time())
+                info.uid = info.gid = int(user)
+                tar.addfile(info, io.BytesIO(stdin))
+            try:
+                ok = await asyncio.to_thread(self.container.put_archive, "/episodes", buf.getvalue())
+            except _docker().errors.APIError as exc:
+                died = await asyncio.to_thread(self._fate)
+                raise died or InfraError("put_failed", f"stdin for {self.id}: {exc}") from None
+            if not ok:
+                raise InfraError("put_failed", f"could not write the stdin of `{' '.join(argv[:3])}` in {self.id}")
+            wrapped = ["sh", "-c", 'f=$1; shift; "$@" < "$f"; rc=$?; rm -f "$f"; exit $rc', "sh", path, *wrapped]
         try:
             # The in-container `timeout` is the bound; this one only guards against a stuck engine.
             code, out, err = await asyncio.wait_for(asyncio.to_thread(self._exec_sync, wrapped, user, timeout),
@@ -302,25 +331,25 @@ class ComposeSandbox:
         root = source.resolve()
 
         def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
-            # The 0700 root-owned top folder alone keeps the agent out; inside, everything is at
-            # least world-readable, because setup copies initial_workspace/ with its modes and the
-            # agent's servers start on that copy before it is handed to the agent.
-            info.uid = info.gid = 0
-            info.uname = info.gname = "root"
-            info.mode |= 0o755 if info.isdir() else 0o644
+            # The grader's: preprocess and the evaluator read it and write into their task folder, as
+            # Toolathlon's scripts do. The folders above (root:grader 0750) keep the agent out.
+            info.uid = info.gid = GRADER_UID
+            info.uname = info.gname = "grader"
+            info.mode |= 0o700 if info.isdir() else 0o600
+            return info
+
+        def closed(name: str) -> tarfile.TarInfo:
+            info = tarfile.TarInfo(name)
+            info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o750, 0, GRADER_UID
             return info
         with tarfile.open(fileobj=buf, mode="w") as tar:
-            top = tarfile.TarInfo("source")
-            top.type, top.mode = tarfile.DIRTYPE, 0o700
-            tar.addfile(top)
+            tar.addfile(closed("source"))
             for part in SOURCE_PARTS:
                 if (root / part).exists():
                     tar.add(root / part, f"source/{part}", filter=owned)
             task_dir = root / "tasks" / "finalpool" / task
             for folder in ("tasks", "tasks/finalpool"):
-                info = tarfile.TarInfo(f"source/{folder}")
-                info.type, info.mode = tarfile.DIRTYPE, 0o700
-                tar.addfile(info)
+                tar.addfile(closed(f"source/{folder}"))
             if task_dir.is_dir():
                 tar.add(task_dir, f"source/tasks/finalpool/{task}", filter=owned)
         ok = await asyncio.to_thread(self.container.put_archive, "/episodes", buf.getvalue())
@@ -339,13 +368,14 @@ class ComposeBackend:
 
     def __init__(self, client, image: str, network: str = "none", cpus: float = 1.0, memory: str = "1g",
                  pids: int = 512, labels: dict[str, str] | None = None, channels: Path | None = None,
-                 pool: int = 0) -> None:
+                 pool: int = 0, disk: str = "1g") -> None:
         self.client = client
         self.image = image
         self.network = network
         self.cpus = cpus
         self.memory = memory
         self.pids = pids
+        self.disk = disk  # /episodes (workspace, task source, state): a bound, not the host's root disk
         self._image_ok = False
         self.labels = labels or {}  # added to every container's (e.g. a CI job's id, for its own cleanup)
         self.channels = channels
@@ -370,6 +400,7 @@ class ComposeBackend:
                    cpus=float(os.environ.get("DECATHLON_COMPOSE_CPUS", "1")),
                    memory=os.environ.get("DECATHLON_COMPOSE_MEMORY", "1g"),
                    pids=int(os.environ.get("DECATHLON_COMPOSE_PIDS", "512")),
+                   disk=os.environ.get("DECATHLON_COMPOSE_DISK", "1g"),
                    labels=dict(kv.split("=", 1) for kv in os.environ.get("DECATHLON_COMPOSE_LABELS", "").split(",")
                                if "=" in kv),
                    channels=channels_dir(), pool=int(os.environ.get("DECATHLON_COMPOSE_POOL", "0")))
@@ -382,7 +413,7 @@ class ComposeBackend:
             self.channels.mkdir(mode=0o700, parents=True, exist_ok=True)  # keeps the host's other users out
             folder = self.channels / name
             folder.mkdir(mode=0o777)
-            folder.chmod(0o777)  # past the umask: the daemon runs as the agent's uid
+            folder.chmod(0o777)  # past the umask: the daemon (the agent's uid) binds here; setup then locks it
             return folder
         except OSError as exc:
             print(f"decathlon: no direct channel ({exc}); tool calls go through docker exec", file=sys.stderr)
@@ -391,14 +422,20 @@ class ComposeBackend:
     def _run(self, name: str, labels: dict[str, str], channel: Path | None):
         docker = _docker()
         env = dict(ENV, TASK_API_REPORT_OOM="1")
-        mounts = [docker.types.Mount("/episodes", None, type="volume")]
+        # An anonymous volume (the engine puts archives into a read-only container only there) backed by a
+        # tmpfs of bounded size: what the agent writes fills its own quota, not the host's disk. Its pages
+        # count against the container's memory limit too.
+        episodes = docker.types.DriverConfig("local", {"type": "tmpfs", "device": "tmpfs",
+                                                        "o": f"size={self.disk},mode=0755"})
+        mounts = [docker.types.Mount("/episodes", None, type="volume", driver_config=episodes)]
         if channel is not None:
             env["TASK_API_SOCKET"] = f"{CHANNEL}/{CHANNEL_SOCKET}"
             mounts.append(docker.types.Mount(CHANNEL, str(channel), type="bind"))
-        # The container's own user is root (an exec as root only has capabilities then); its main
-        # process becomes the agent at once, with an empty bounding set, and serves the zygote.
-        zygote = [*AS_AGENT, "sh", "-c",
-                  f"exec python -m task_api.zygote --socket {ZYGOTE} >/run/decathlon/zygote.log 2>&1"]
+        # The container's own user is root (an exec as root only has capabilities then). Its main process
+        # is root's `sleep`, not the agent's: evaluate stops every process of the agent, and the container
+        # must outlive that. The zygote runs beside it as the agent, with an empty bounding set.
+        zygote = ["sh", "-c", f"{' '.join(AS_AGENT)} python -m task_api.zygote --socket {ZYGOTE} "
+                  ">/run/decathlon/zygote.log 2>&1 & exec sleep infinity"]
         try:
             return self.client.containers.run(
                 self.image, zygote, name=name, detach=True, labels={**self.labels, **labels},
@@ -542,26 +579,31 @@ class ComposeBackend:
         if self.channels is not None:
             self.forget_channel(self.channels / name)
 
-    def _listed(self, labels: list[str]) -> list[tuple[str, str]]:
-        """(id, name) of the containers with these labels, in one call: listing with docker-py's models
-        inspects each one after, which fails if another run removes one in between."""
+    def _listed(self, labels: list[str]) -> list[tuple[str, str, dict[str, str]]]:
+        """(id, name, labels) of the containers with these labels, in one call: listing with docker-py's
+        models inspects each one after, which fails if another run removes one in between."""
         found = self.client.api.containers(all=True, filters={"label": labels})
-        return sorted((c["Id"], c["Names"][0].lstrip("/")) for c in found)
+        return sorted((c["Id"], c["Names"][0].lstrip("/"), c.get("Labels") or {}) for c in found)
 
     @staticmethod
     def forget_channel(channel: Path | None) -> None:
         if channel is not None:
             shutil.rmtree(channel, ignore_errors=True)
 
-    async def collect(self, labels: dict[str, str]) -> int:
+    async def collect(self, labels: dict[str, str], force: bool = False) -> GcResult:
         wanted = [f"{MANAGED_LABEL}=true", *(f"{k}={v}" for k, v in labels.items())]
 
-        def sweep() -> int:
-            found = self._listed(wanted)
-            for ident, name in found:
+        def sweep() -> GcResult:
+            result = GcResult()
+            for ident, name, have in self._listed(wanted):
+                why = leases.collectable(have, force)
+                if why:
+                    result.skip(why)
+                    continue
                 self._remove(ident, name)
+                result.removed += 1
             self._sweep_channels()
-            return len(found)
+            return result
         return await asyncio.to_thread(sweep)
 
     def _sweep_channels(self) -> None:
@@ -569,7 +611,7 @@ class ComposeBackend:
         so a container being created right now keeps its folder."""
         if self.channels is None or not self.channels.is_dir():
             return
-        live = {name for _, name in self._listed([f"{MANAGED_LABEL}=true"])}
+        live = {name for _, name, _ in self._listed([f"{MANAGED_LABEL}=true"])}
         for folder in sorted(self.channels.iterdir()):
             try:
                 stale = time.time() - folder.stat().st_mtime > ORPHAN_GRACE

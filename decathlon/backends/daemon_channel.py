@@ -13,6 +13,7 @@ import socket
 import struct
 
 from decathlon.errors import InfraError
+from decathlon.replies import EXECUTE_REPLY_MAX, decode, read_capped
 
 
 MAX_SUN_PATH = 107  # a Unix socket address's bytes on Linux, less the terminating NUL
@@ -28,8 +29,10 @@ def _peer_uid(writer: asyncio.StreamWriter) -> int:
     return struct.unpack("3i", creds)[1]
 
 
-async def request(path: str, payload: dict, timeout: float, peer_uid: int | None = None) -> dict:
-    """Send one request and read the whole reply.
+async def request(path: str, payload: dict, timeout: float, peer_uid: int | None = None,
+                  max_bytes: int = EXECUTE_REPLY_MAX) -> dict:
+    """Send one request and read the whole reply (at most `max_bytes`, by default a tool call's: more is
+    reply_too_large).
 
     `peer_uid`: the uid the listening process must run as; a socket that the sandbox's own user could
     have swapped (a symlink to some other socket of the host) is refused before anything is sent.
@@ -57,7 +60,7 @@ async def request(path: str, payload: dict, timeout: float, peer_uid: int | None
         writer.write(json.dumps(payload).encode() + b"\n")
         await writer.drain()
         writer.write_eof()
-        raw = await asyncio.wait_for(reader.read(), timeout)
+        raw = await asyncio.wait_for(read_capped(reader, max_bytes, "the episode daemon"), timeout)
     except asyncio.TimeoutError:
         raise InfraError("exec_timeout", f"no answer from the episode daemon within {timeout:.0f} s") from None
     except OSError as exc:
@@ -66,10 +69,4 @@ async def request(path: str, payload: dict, timeout: float, peer_uid: int | None
         writer.close()
     if not raw:
         raise InfraError("daemon_died", "the episode daemon closed the connection without answering")
-    try:
-        reply = json.loads(raw)
-    except ValueError:  # not JSON, or not UTF-8
-        reply = None
-    if not isinstance(reply, dict):
-        raise InfraError("bad_reply", f"the episode daemon sent something that is not a JSON object: {raw[:200]!r}")
-    return reply
+    return decode(raw, "the episode daemon", "execute")

@@ -18,14 +18,26 @@ import uuid
 from pathlib import Path
 
 from decathlon.backends import daemon_channel
-from decathlon.backends.base import MANAGED_LABEL, ExecResult, SandboxSpec
+from decathlon import leases
+from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
 from decathlon.errors import InfraError
+from decathlon.replies import EXEC_OUTPUT_MAX, STDERR_KEPT, read_capped, read_tail
 from task_api.home import Home
+from mocks.cassette.redact import secret_names
 from task_api.lifecycle import alive
 
 PREFIX = "decathlon-ep-"
 LABELS_FILE = "labels.json"
 RELEASE_GRACE = 0.5
+
+
+def sandbox_env() -> dict[str, str]:
+    """The host's environment less anything credential-looking (OPENAI_API_KEY, PRIME_API_KEY…): on this
+    backend the agent runs as the host's user and can read its daemon's environment. A variable a task
+    needs in its sandbox is passed on purpose by naming it in DECATHLON_SANDBOX_ENV (comma-separated)."""
+    wanted = {n.strip() for n in os.environ.get("DECATHLON_SANDBOX_ENV", "").split(",") if n.strip()}
+    secret = set(secret_names(dict(os.environ))) - wanted
+    return {k: v for k, v in os.environ.items() if k not in secret}
 
 
 def base_dir() -> Path:
@@ -44,7 +56,8 @@ def zygote_socket() -> str | None:
     if _zygote is None or _zygote[0].poll() is not None:
         path = f"/tmp/decathlon-zygote-{os.getpid()}-{uuid.uuid4().hex[:8]}.sock"
         proc = subprocess.Popen([sys.executable, "-m", "task_api.zygote", "--socket", path, "--parent", str(os.getpid())],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
+                                env=sandbox_env())
         _zygote = (proc, path)
         atexit.register(_stop_zygote, proc, path)
     return _zygote[1]
@@ -86,23 +99,51 @@ class LocalSandbox:
             raise InfraError("sandbox_released", f"sandbox {self.id} was already released")
         if argv and argv[0] == "task-api":
             argv = [*_task_api_argv(), *argv[1:]]
-        env = {**os.environ, "TASK_API_HOME": str(self.root)}
+        env = {**sandbox_env(), "TASK_API_HOME": str(self.root)}
         zygote = zygote_socket()
         if zygote:
             env["TASK_API_ZYGOTE"] = zygote
         start = time.monotonic()
-        proc = await asyncio.create_subprocess_exec(
+
+        async def feed(pipe: asyncio.StreamWriter | None) -> None:
+            if pipe is None:
+                return
+            try:
+                pipe.write(stdin or b"")
+                await pipe.drain()
+                pipe.close()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the command stopped reading: its output says why
+
+        creating = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *argv, cwd=str(self.root), env=env, start_new_session=True,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE))
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
-        except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+            proc = await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            # Shielded: cancelled mid-creation, asyncio would kill the process alone, not what it already
+            # started (its process group); let the creation finish, then stop the whole group.
+            proc = await creating
             _killpg(proc.pid)
             await proc.wait()
-            if isinstance(exc, asyncio.CancelledError):
-                raise
-            raise InfraError("exec_timeout", f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}") from None
+            raise
+
+        async def run() -> tuple[bytes, bytes]:
+            # Bounded: what the sandbox prints is read up to a cap, never whole (it may be hostile).
+            out, err, _ = await asyncio.gather(read_capped(proc.stdout, EXEC_OUTPUT_MAX, "a command in the sandbox"),
+                                               read_tail(proc.stderr, STDERR_KEPT), feed(proc.stdin))
+            await proc.wait()
+            return out, err
+
+        try:
+            out, err = await asyncio.wait_for(run(), timeout)
+        except (asyncio.TimeoutError, asyncio.CancelledError, InfraError) as exc:
+            _killpg(proc.pid)
+            await proc.wait()
+            if isinstance(exc, asyncio.TimeoutError):
+                raise InfraError("exec_timeout", f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}") from None
+            raise
         return ExecResult(proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
                           time.monotonic() - start)
 
@@ -153,6 +194,11 @@ def _destroy(root: Path) -> None:
         except ProcessLookupError:
             pass
         _killpg(pid)  # children that outlived their daemon
+    # A daemon whose home path is too long for a socket address listens in /tmp, outside the folder;
+    # one that was killed (by its agent, or SIGKILL) could not remove it itself.
+    sock = Home(root).socket
+    if root not in sock.parents:
+        sock.unlink(missing_ok=True)
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -169,17 +215,23 @@ class LocalBackend:
         (root / LABELS_FILE).write_text(json.dumps(spec.all_labels(), sort_keys=True))
         return LocalSandbox(root, spec.source, self.direct)
 
-    async def collect(self, labels: dict[str, str]) -> int:
-        removed = 0
+    async def collect(self, labels: dict[str, str], force: bool = False) -> GcResult:
+        result = GcResult()
         for root in sorted(base_dir().glob(PREFIX + "*")):
             try:
                 have = json.loads((root / LABELS_FILE).read_text())
             except (OSError, ValueError):
                 continue
-            if have.get(MANAGED_LABEL) == "true" and all(have.get(k) == v for k, v in labels.items()):
-                await asyncio.to_thread(_destroy, root)
-                removed += 1
-        return removed
+            if not isinstance(have, dict) or have.get(MANAGED_LABEL) != "true" \
+                    or not all(have.get(k) == v for k, v in labels.items()):
+                continue
+            why = leases.collectable(have, force)
+            if why:
+                result.skip(why)
+                continue
+            await asyncio.to_thread(_destroy, root)
+            result.removed += 1
+        return result
 
 
 def new_id() -> str:

@@ -23,7 +23,8 @@ import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from decathlon.backends.base import MANAGED_LABEL, ExecResult, SandboxSpec
+from decathlon import leases
+from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
 from decathlon.errors import InfraError
 
 log = logging.getLogger("decathlon.prime")
@@ -128,10 +129,10 @@ class PrimeSandbox:
         if self._released:
             raise InfraError("sandbox_released", f"sandbox {self.id} was already released")
         command = shlex.join(argv)
-        if stdin is not None:
+        if stdin is not None:  # a file read as stdin, removed after (commands run through a shell)
             name = f"run/stdin-{uuid.uuid4().hex[:12]}"
             await self.put_file(name, stdin)
-            command += f" < {shlex.quote(name)}"
+            command = f"{command} < {shlex.quote(name)}; rc=$?; rm -f {shlex.quote(name)}; exit $rc"
         home = self.backend.config.home
         start = time.monotonic()
         try:
@@ -369,25 +370,49 @@ class PrimeBackend:
         except Exception as exc:  # noqa: BLE001 - gc is the backstop
             log.warning("sweep of episode %s failed: %s", spec.episode_id, exc)
 
-    async def collect(self, labels: dict[str, str]) -> int:
-        """Bulk-delete every managed sandbox with these labels (`decathlon gc --backend prime`)."""
+    async def collect(self, labels: dict[str, str], force: bool = False) -> GcResult:
+        """Delete the managed sandboxes with these labels (`decathlon gc --backend prime`): listed first,
+        so that those of a run still holding its lease (or another user's) stay, then deleted by id."""
         state = self._state()
         # Only this project's sandboxes, whatever else the account runs.
         wanted = [f"{MANAGED_LABEL}=true", f"decathlon.project={self.config.project}",
                   *(f"{k}={v}" for k, v in labels.items())]
+        result = GcResult()
+        doomed: list[str] = []
+        page = 1
+        while True:
+            listing = await self._retried(lambda: state.client.list(labels=wanted, page=page, per_page=100,
+                                                                    exclude_terminated=True), f"list by {wanted}")
+            for box in listing.sandboxes:
+                if box.status in ("TERMINATED", "DELETED"):
+                    continue
+                have = dict(label.split("=", 1) for label in box.labels if "=" in label)
+                why = leases.collectable(have, force)
+                if why:
+                    result.skip(why)
+                else:
+                    doomed.append(box.id)
+            if not listing.has_next or not listing.sandboxes:
+                break
+            page += 1
+        for start in range(0, len(doomed), 100):
+            chunk = sorted(doomed)[start:start + 100]
+            done = await self._retried(lambda: state.client.bulk_delete(sandbox_ids=chunk), "bulk delete")
+            self.undeleted.difference_update(done.succeeded)
+            if done.failed:
+                log.warning("gc: %d sandboxes failed to delete: %s", len(done.failed), done.failed[:5])
+            result.removed += len(done.succeeded)
+        return result
+
+    async def _retried(self, call, what: str):
         cfg = self.config
         for attempt in range(cfg.release_attempts):
             try:
-                result = await state.client.bulk_delete(labels=wanted)
-                self.undeleted.difference_update(result.succeeded)
-                if result.failed:
-                    log.warning("gc: %d sandboxes failed to delete: %s", len(result.failed), result.failed[:5])
-                return len(result.succeeded)
+                return await call()
             except Exception as exc:  # noqa: BLE001
                 if attempt == cfg.release_attempts - 1 or not _transient(exc):
-                    raise InfraError("gc_failed", f"bulk delete by {wanted}: {exc}") from exc
+                    raise InfraError("gc_failed", f"{what}: {exc}") from exc
                 await asyncio.sleep(_delay(attempt, cfg.backoff_base, cfg.backoff_cap))
-        return 0
 
     async def aclose(self) -> None:
         state = self._states.pop(asyncio.get_running_loop(), None)

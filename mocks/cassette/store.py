@@ -85,9 +85,12 @@ def load(path: Path) -> dict:
         raise CassetteError("cassette_unreadable", f"cannot read cassette {path}: {exc}") from exc
     try:
         data = json.loads(raw)
+        return validate(data, str(path))
     except json.JSONDecodeError as exc:
         raise CassetteError("bad_cassette", f"{path} is not valid JSON: {exc}") from exc
-    return validate(data, str(path))
+    except RecursionError:
+        # json and the hash walk recurse; no recording nests this deep, so it is damaged or hostile.
+        raise CassetteError("bad_cassette", f"{path} is nested too deeply to be a cassette") from None
 
 
 def strings(value: Any) -> Iterator[str]:

@@ -1,15 +1,26 @@
 """Paging through tool outputs that were cut at 100,000 characters (handle_overlong_tool_outputs)."""
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
+import os
 import re
+import sys
 
 from task_api.local_tools.base import Context, LocalResult, LocalTool, obj
 from task_api.toolfmt import OVERLONG_DIR
 
 RULE = "=" * 80
+# The agent's own pattern: one that backtracks catastrophically ("(x+x+)+y") would hold the daemon's
+# event loop, and every later call with it, for as long as it runs. So the search runs in a child
+# process, killed past this many seconds.
+SEARCH_TIMEOUT = 10.0
+_SEARCH = ("import json, re, sys\n"
+           "req = json.load(sys.stdin)\n"
+           "spans = [n for m in re.finditer(req['pattern'], req['text'], re.IGNORECASE | re.DOTALL) for n in m.span()]\n"
+           "json.dump(spans, sys.stdout)\n")
 _NAV = {"type": "string", "enum": ["next_page", "prev_page", "first_page", "last_page", "jump_to_page"],
         "description": "Where to move."}
 
@@ -81,15 +92,39 @@ async def _search(args: dict, ctx: Context) -> LocalResult:
     if text is None:
         return LocalResult(f"Error: No overlong tool output found for shortuuid: {uid}", is_error=True)
     try:
-        regex = re.compile(args["pattern"], re.IGNORECASE | re.DOTALL)
-    except re.error as exc:
+        re.compile(args["pattern"], re.IGNORECASE | re.DOTALL)
+    except (re.error, RecursionError, OverflowError) as exc:
         return LocalResult(f"Error: invalid regular expression: {exc}", is_error=True)
-    matches = [m.span() for m in regex.finditer(text)]
+    matches = await _find(args["pattern"], text)
+    if isinstance(matches, str):
+        return LocalResult(matches, is_error=True)
     sid = _session_id("search", uid, args["pattern"], len(ctx.overlong_sessions))
     ctx.overlong_sessions[sid] = {"kind": "search", "uid": uid, "text": text, "pattern": args["pattern"],
                                   "matches": matches, "page_size": max(1, int(args.get("page_size") or 10)),
                                   "context": max(0, int(args.get("context_size") or 1000)), "page": 1}
     return _search_page(ctx, sid)
+
+
+async def _find(pattern: str, text: str) -> list[tuple[int, int]] | str:
+    """Every match's span, found off the event loop and bounded in time; or the error to show."""
+    timeout = float(os.environ.get("DECATHLON_REGEX_TIMEOUT") or SEARCH_TIMEOUT)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-I", "-S", "-c", _SEARCH, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    request = json.dumps({"pattern": pattern, "text": text}).encode()  # ASCII: lone surrogates survive
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(request), timeout)
+    except asyncio.TimeoutError:
+        return (f"Error: the search with pattern '{pattern}' did not finish within {timeout:g} s and was stopped "
+                "(a pattern with nested repetition, such as (x+x+)+y, can take exponential time); simplify it")
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    if proc.returncode != 0:
+        return f"Error: the search with pattern '{pattern}' failed: {err.decode('utf-8', 'replace')[-500:]}"
+    flat = json.loads(out)
+    return list(zip(flat[0::2], flat[1::2]))
 
 
 def _navigator(kind: str):

@@ -10,6 +10,7 @@ import sys
 import time
 
 from task_api.local_tools.base import Context, LocalResult, LocalTool, obj
+from task_api.users import agent_env
 
 DEFAULT_TIMEOUT = 30
 MAX_TIMEOUT = 120
@@ -37,7 +38,7 @@ async def _run(args: dict, ctx: Context) -> LocalResult:
     start = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
-            _interpreter(), str(script), cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
+            _interpreter(), str(script), cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL, env=agent_env(),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         return LocalResult(f"Error executing Python code: {exc}", is_error=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import compileall
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,16 +32,56 @@ def target_dir() -> Path:
     return Path(os.environ.get("DECATHLON_SERVERS_DIR") or ROOT / ".servers")
 
 
+def required_python(pins: Path) -> tuple[int, int] | None:
+    """A pins file may start with `# requires-python: >=3.12` (pdf-tools-mcp does not install on 3.11)."""
+    first = (pins.read_text().splitlines() or [""])[0]
+    m = re.match(r"#\s*requires-python:\s*>=\s*(\d+)\.(\d+)", first)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def newer_python(need: tuple[int, int]) -> str | None:
+    """An interpreter of at least `need`: DECATHLON_SERVER_PYTHON, the portable Debian 13 Python
+    (decathlon/portable_python.py; DECATHLON_PORTABLE_PYTHON_DIR), or python3.1x on PATH."""
+    portable = Path(os.environ.get("DECATHLON_PORTABLE_PYTHON_DIR") or "/opt/decathlon/python3.13")
+    candidates = [os.environ.get("DECATHLON_SERVER_PYTHON"), str(portable / "usr" / "bin" / "python3.13"),
+                  shutil.which("python3.13"), shutil.which("python3.12")]
+    for python in filter(None, candidates):
+        try:
+            out = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True,
+                                 text=True, timeout=30)
+            if out.returncode == 0 and tuple(int(x) for x in out.stdout.split()) >= need:
+                return python
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            continue
+    return None
+
+
 def install(name: str, pins: Path, dest: Path) -> bool:
     stamp = dest / ".pins-sha256"
     want = hashlib.sha256(pins.read_bytes()).hexdigest()
     if stamp.is_file() and stamp.read_text().strip() == want:
         return False
+    need = required_python(pins)
+    python = sys.executable if need is None or sys.version_info[:2] >= need else newer_python(need)
+    if python is None:
+        print(f"skipping MCP server {name!r}: it needs Python >= {need[0]}.{need[1]} and there is none here "
+              "(`python -m decathlon.portable_python` builds one from Debian 13 packages); episodes that need it "
+              "are told so", flush=True)
+        return False
     print(f"installing MCP server {name!r} into {dest} …", flush=True)
-    venv.EnvBuilder(with_pip=True, clear=True).create(dest)
-    cmd = [str(dest / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-           "--no-deps", "-r", str(pins)]
-    subprocess.run(cmd, check=True, timeout=900)
+    if python == sys.executable:
+        venv.EnvBuilder(with_pip=True, clear=True).create(dest)
+        cmd = [str(dest / "bin" / "python"), "-m", "pip"]
+    else:
+        # Another interpreter's venv, filled by a pip that runs under it: ours (`pip --python`), or a pip
+        # wheel named in DECATHLON_PIP_WHEEL where ours is gone (the image removes pip from its venvs).
+        shutil.rmtree(dest, ignore_errors=True)
+        subprocess.run([python, "-m", "venv", "--without-pip", str(dest)], check=True, timeout=300)
+        wheel = os.environ.get("DECATHLON_PIP_WHEEL")
+        cmd = ([str(dest / "bin" / "python"), f"{wheel}/pip"] if wheel
+               else [sys.executable, "-m", "pip", "--python", str(dest / "bin" / "python")])
+    subprocess.run([*cmd, "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r", str(pins)],
+                   check=True, timeout=900)
     stamp.write_text(want)
     return True
 

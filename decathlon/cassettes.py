@@ -40,6 +40,15 @@ def trajectory_path(folder: Path, task: str) -> Path:
     return folder / f"{task}{TRAJECTORY_SUFFIX}"
 
 
+def recorded_verdict(tape: bytes | None) -> bool | None:
+    """The verdict a cassette's run got when it was recorded (imported runs carry it), if any."""
+    try:
+        value = json.loads(tape or b"{}").get("meta", {}).get("recorded_pass")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, bool) else None
+
+
 def read_cassette_bytes(path: Path) -> bytes:
     """The cassette for a replay, checked here so a bad file is named before a sandbox is spent on it."""
     try:

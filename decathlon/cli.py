@@ -34,13 +34,22 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--backend", choices=list(NAMES), default="local")
     r.add_argument("--policy", default="oracle", help="oracle | null | replay | openai:<model>")
     r.add_argument("--oracles", type=Path, help="folder of oracle trajectories (default: <source>/oracles)")
-    r.add_argument("--mode", choices=["live", "replay"],
+    r.add_argument("--mode", choices=["live", "replay", "rerun"],
                    help="replay: every MCP server answered from the task's cassette (record with `decathlon record`); "
-                   "default: replay with --policy replay, else live")
+                   "rerun: a recorded run's calls (--policy replay) re-executed on the servers that run offline, "
+                   "the rest answered from its cassette, graded by the task's real evaluator (--source CHECKOUT, "
+                   "--cassettes from `cassettes import-trajectories`); default: replay with --policy replay, else live")
     r.add_argument("--cassettes", type=Path, help="cassette folder (default: <source>/../cassettes)")
     r.add_argument("--trajectory", type=Path, help="recorded trajectory for --policy replay (default: beside the cassette)")
     r.add_argument("--launch-time", help='pin the clock, "YYYY-MM-DD HH:MM:SS" (default: now)')
     r.add_argument("--max-turns", type=int, default=100)
+    r.add_argument("--frozen-clock", action=argparse.BooleanOptionalAction, default=None,
+                   help="start the task's preprocess, servers and evaluator at the launch time as \"now\" "
+                   "(libfaketime), so time-dependent graders judge as they did when the run was recorded; "
+                   "on by default with --mode rerun")
+    r.add_argument("--omit-unavailable-servers", action="store_true",
+                   help="start episodes without the servers that cannot run here (replay-only, not installed) "
+                   "instead of failing them; always on with --policy null, which calls no tool")
     r.add_argument("--concurrency", type=int, default=2, help="episodes at once (default 2)")
     r.add_argument("--json", action="store_true", help="one JSON object per episode per line")
     r.add_argument("--out", type=Path, help="write per-episode artifacts under this folder")
@@ -67,6 +76,22 @@ def _parser() -> argparse.ArgumentParser:
     dif.add_argument("a", type=Path)
     dif.add_argument("b", type=Path)
 
+    sv = sub.add_parser("servers", help="every MCP server definition of a source and how it runs here "
+                        "(live: a PyPI package or our stand-in; replay: recorded cassettes only)")
+    _add_source(sv)
+    sv.add_argument("--json", action="store_true")
+
+    te = sub.add_parser("task-env", help="build the interpreter a checkout's preprocess and evaluators run with, "
+                        "from the checkout's own uv.lock")
+    _add_source(te)
+    te.add_argument("--python", default=sys.executable,
+                    help="the interpreter to build on: a path, or a version such as 3.13 (Python 3.13 from Debian 13 "
+                    "packages, made portable, where this machine has none); default: this one. Toolathlon's "
+                    "scripts need ≥ 3.12")
+    te.add_argument("--dir", type=Path, help="where (default: ~/.cache/decathlon/task-envs/py<version>-<lock hash>, "
+                    "or under DECATHLON_TASK_ENV_DIR)")
+    te.add_argument("--json", action="store_true")
+
     s = sub.add_parser("serve-policy", help="serve oracle trajectories as an OpenAI-compatible endpoint")
     _add_source(s)
     s.add_argument("--oracles", type=Path)
@@ -81,6 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     ib = img_sub.add_parser("build", help="build the sandbox image (and, with no base image available, its base)")
     ib.add_argument("--base-image", help="a base image to build on instead of bootstrapping one from Debian packages")
     ib.add_argument("--tag", help="the image tag (default: the project's content-addressed tag)")
+    ib.add_argument("--source", help="also build an image carrying this Toolathlon checkout, its task environment "
+                    "(Python 3.13) and every server the catalogue runs live (docs/checkout.md)")
 
     demo = sub.add_parser("demo", help="the offline demo `docker compose up` runs: mini pack and recorded tasks, "
                           "on the compose backend, then the summary served over HTTP")
@@ -133,6 +160,12 @@ def main(argv: list[str] | None = None) -> None:
         elif ns.command == "record":
             from decathlon.cli_record import record_command
             code = asyncio.run(record_command(ns))
+        elif ns.command == "servers":
+            from decathlon.cli_servers import servers_command
+            code = servers_command(ns)
+        elif ns.command == "task-env":
+            from decathlon.cli_task_env import task_env_command
+            code = task_env_command(ns)
         elif ns.command == "cassettes":
             from decathlon.cli_cassettes import cassettes_command
             code = cassettes_command(ns)

@@ -86,12 +86,17 @@ async def run_command(ns: argparse.Namespace) -> int:
     run_id = uuid.uuid4().hex[:12]
     gate = asyncio.Semaphore(max(1, ns.concurrency))
     console = make_console(stderr=True)
+    # A policy that calls no tool needs no server: what cannot run here is left out (and listed per
+    # episode), so the task's preprocess and evaluator can still be checked.
+    omit = ns.omit_unavailable_servers or ns.policy == "null"
+    frozen = ns.frozen_clock if ns.frozen_clock is not None else ns.mode == "rerun"
 
     async def one(task: str) -> EpisodeResult:
         async with gate:
             cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
                                 launch_time=ns.launch_time, max_turns=ns.max_turns, mode=ns.mode, out_dir=ns.out,
-                                cassette=cassette_path(tapes, task) if ns.mode == "replay" else None)
+                                cassette=cassette_path(tapes, task) if ns.mode in ("replay", "rerun") else None,
+                                omit_unavailable_servers=omit, frozen_clock=frozen)
             try:
                 return await run_episode(cfg, backend, policy)
             except Exception as exc:  # noqa: BLE001 - one episode's bug must not cancel the others
@@ -119,9 +124,15 @@ async def run_command(ns: argparse.Namespace) -> int:
             await asyncio.to_thread(close)
     if ns.json:
         for r in results:
-            sys.stdout.write(json.dumps({"task": r.task, "reward": r.reward, "pass": r.passed, "metrics": r.metrics,
-                                         "infra_error": r.infra_error, "failure": r.failure, "timings": r.timings,
-                                         "turns": r.turns, "tool_calls": r.tool_calls, "status": r.status}) + "\n")
+            row = {"task": r.task, "reward": r.reward, "pass": r.passed, "metrics": r.metrics,
+                   "infra_error": r.infra_error, "failure": r.failure, "timings": r.timings,
+                   "turns": r.turns, "tool_calls": r.tool_calls, "status": r.status}
+            if r.omitted_servers:
+                row["omitted_servers"] = r.omitted_servers
+            if r.replayed_servers is not None:  # a rerun: the real verdict beside the recorded one
+                row["recorded_pass"] = r.recorded_pass
+                row["replayed_servers"] = r.replayed_servers
+            sys.stdout.write(json.dumps(row) + "\n")
     else:
         make_console().print(_table(results))
     return 1 if any(r.infra_error for r in results) else 0

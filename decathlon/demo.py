@@ -29,9 +29,13 @@ def trajectories_dir() -> Path | None:
 
 
 def _run_ns(source: Path, policy: str, backend: str, out: Path, launch: str | None) -> argparse.Namespace:
-    return argparse.Namespace(tasks=[], all=True, source=str(source), backend=backend, policy=policy, oracles=None,
-                              mode=None, cassettes=None, trajectory=None, launch_time=launch, max_turns=100,
-                              concurrency=int(os.environ.get("DECATHLON_DEMO_CONCURRENCY", "2")), json=False, out=out)
+    # parsed by the real `run` parser, so every option the run command reads has its default here too
+    from decathlon.cli import _parser
+    argv = ["run", "--all", "--source", str(source), "--backend", backend, "--policy", policy, "--out", str(out),
+            "--concurrency", os.environ.get("DECATHLON_DEMO_CONCURRENCY", "2")]
+    if launch:
+        argv += ["--launch-time", launch]
+    return _parser().parse_args(argv)
 
 
 def _suite_results(out: Path) -> list[dict]:

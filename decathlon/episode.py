@@ -13,7 +13,7 @@ from decathlon.agent_loop import Loop, run_loop
 from decathlon.backends.base import Backend, Sandbox, SandboxSpec
 from decathlon.errors import InfraError, environment_owned
 from decathlon.policies import Policy
-from decathlon.cassettes import cassette_path, read_cassette_bytes, trajectory_path
+from decathlon.cassettes import cassette_path, read_cassette_bytes, recorded_verdict, trajectory_path
 from decathlon.task_session import RECORDED_PATH, RECORDED_TRAJECTORY, EvalResult, TaskSession, Timeouts
 from mocks.cassette.store import write_atomic
 
@@ -35,6 +35,8 @@ class EpisodeConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
     cassette: Path | None = None  # replay: the cassette to serve from
     record_to: Path | None = None  # record: the folder that receives <task>.cassette.json and its trajectory
+    omit_unavailable_servers: bool = False  # start without servers that cannot run here (a policy calling no tool)
+    frozen_clock: bool = False  # the task's own processes start at launch_time as "now" (task_api/clock.py)
 
 
 @dataclass
@@ -51,10 +53,19 @@ class EpisodeResult:
     turns: int = 0
     tool_calls: int = 0
     status: str | None = None
+    omitted_servers: list[dict] = field(default_factory=list)  # left out: they cannot run here (see setup)
+    # rerun only: the recorded verdict, and the servers answered from the recording (and why)
+    recorded_pass: bool | None = None
+    replayed_servers: list[dict] | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["pass"] = d.pop("passed")
+        if not d["omitted_servers"]:
+            d.pop("omitted_servers")
+        if d["replayed_servers"] is None:  # not a rerun
+            d.pop("replayed_servers")
+            d.pop("recorded_pass")
         return d
 
 
@@ -101,10 +112,18 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
         session = TaskSession(sandbox, cfg.timeouts)
         phase = "setup"
         with _Timer(result.timings, "setup"):
-            tape = read_cassette_bytes(cfg.cassette) if cfg.mode == "replay" and cfg.cassette else None
-            if cfg.mode == "replay" and tape is None:
-                raise InfraError("usage", "a replay needs a cassette", "setup")
-            setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode, tape)
+            from_tape = cfg.mode in ("replay", "rerun")
+            tape = read_cassette_bytes(cfg.cassette) if from_tape and cfg.cassette else None
+            if from_tape and tape is None:
+                raise InfraError("usage", f"a {cfg.mode} needs a cassette", "setup")
+            if cfg.mode == "rerun":
+                result.replayed_servers = []
+                result.recorded_pass = recorded_verdict(tape)
+            setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode, tape, cfg.omit_unavailable_servers,
+                                        cfg.frozen_clock)
+        result.omitted_servers = setup.omitted_servers
+        if cfg.mode == "rerun":
+            result.replayed_servers = setup.replayed_servers
         messages = [{"role": "system", "content": setup.system_prompt}, {"role": "user", "content": setup.prompt}]
         actor = policy.start(cfg.task, setup)
         loop = Loop(messages)
@@ -122,7 +141,7 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
             phase = "record"
             await _keep_recording(cfg, sandbox)
     except InfraError as exc:
-        _blame(result, exc, phase, acted=loop is not None and loop.acted, replaying=cfg.mode == "replay")
+        _blame(result, exc, phase, acted=loop is not None and loop.acted, replaying=cfg.mode in ("replay", "rerun"))
     except asyncio.CancelledError:
         result.infra_error = {"kind": "cancelled", "message": "the episode was cancelled", "phase": phase}
         raise

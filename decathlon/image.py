@@ -28,7 +28,8 @@ SANDBOX_REPO = "decathlon-sandbox"
 RUNNER_REPO = "decathlon-runner"
 BASE_REPO = "decathlon-base"
 SUITE = "bookworm"
-BASE_PACKAGES = ("python3", "python3-venv", "git")
+# libfaketime: the frozen clock of the task's own processes (task_api/clock.py, --frozen-clock).
+BASE_PACKAGES = ("python3", "python3-venv", "git", "libfaketime")
 # Dropped from the rootfs: nothing in a sandbox reads them, and they are a third of its size.
 EXCLUDES = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/info/*", "/usr/share/locale/*",
             "/usr/share/lintian/*")
@@ -176,6 +177,8 @@ def prepare_context() -> Path:
     say("wheels: build/docker-context/wheels, topped up from PyPI when a pin is missing …")
     _wheels(wheels, ["-c", str(ROOT / "ci" / "constraints.txt"), *sandbox, *RUNNER_REQS], "sandbox and runner")
     for pins in sorted((ROOT / "ci" / "servers").glob("*.txt")) + [ROOT / "ci" / "http-shim.txt"]:
+        if pins.read_text().startswith("# requires-python"):
+            continue  # a newer Python's server (pdf-tools): only the checkout image has that Python
         _wheels(wheels, ["--no-deps", "-r", str(pins)], pins.name)
     # setuptools/wheel only ever appear when a build backend asks; the image needs neither.
     shutil.copy2(DOCKERFILE, CONTEXT / "Dockerfile")
@@ -243,5 +246,10 @@ def build(base_image: str | None = None, tag: str | None = None) -> str:
 
 
 def build_command(ns: argparse.Namespace) -> int:
-    print(build(ns.base_image, ns.tag))
+    tag = build(ns.base_image, ns.tag)
+    if ns.source:
+        from decathlon.checkout_image import build as build_checkout
+        from decathlon.tasks import resolve_source
+        tag = build_checkout(resolve_source(ns.source), tag)
+    print(tag)
     return 0

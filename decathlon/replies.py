@@ -88,6 +88,19 @@ class Tool(BaseModel):
     function: dict[str, Any]
 
 
+class OmittedServer(BaseModel):
+    model_config = _STRICT
+    name: str = Field(max_length=200)
+    kind: str = Field(max_length=100)
+    why: str = Field(max_length=4000)
+
+
+class ReplayedServer(BaseModel):
+    model_config = _STRICT
+    name: str = Field(max_length=200)
+    why: str = Field(max_length=4000)
+
+
 class SetupReply(BaseModel):
     model_config = _STRICT
     tools: list[Tool]
@@ -96,6 +109,8 @@ class SetupReply(BaseModel):
     launch_time: str = Field(max_length=100)
     workspace: str = Field(max_length=4096)
     timings: dict[str, float] = Field(default_factory=dict)
+    omitted_servers: list[OmittedServer] = Field(default_factory=list, max_length=200)
+    replayed_servers: list[ReplayedServer] = Field(default_factory=list, max_length=200)
 
 
 class EvaluateReply(BaseModel):

@@ -33,6 +33,8 @@ class SetupResult:
     workspace: str
     timings: dict[str, float]
     raw: dict = field(repr=False)
+    omitted_servers: list[dict] = field(default_factory=list)
+    replayed_servers: list[dict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -115,8 +117,13 @@ class TaskSession:
         return reply
 
     async def setup(self, task: str, launch_time: str | None = None, mode: str = "live",
-                    cassette: bytes | None = None) -> SetupResult:
+                    cassette: bytes | None = None, omit_unavailable: bool = False,
+                    frozen_clock: bool = False) -> SetupResult:
         argv = ["setup", task, "--source", self.sandbox.source_path, "--mode", mode]
+        if omit_unavailable:
+            argv.append("--omit-unavailable-servers")
+        if frozen_clock:
+            argv.append("--frozen-clock")
         if launch_time:
             argv += ["--launch-time", launch_time]
         if cassette is not None:
@@ -125,7 +132,8 @@ class TaskSession:
         r = await self._call("setup", argv, self.timeouts.setup, SETUP_REPLY_MAX)
         ok: SetupReply = check(SetupReply, r, "task-api setup", "setup")
         return SetupResult([t.model_dump() for t in ok.tools], ok.system_prompt, ok.prompt, ok.launch_time,
-                           ok.workspace, dict(ok.timings), r)
+                           ok.workspace, dict(ok.timings), r, [o.model_dump() for o in ok.omitted_servers],
+                           [o.model_dump() for o in ok.replayed_servers])
 
     async def execute(self, tool: str, args_json: str) -> ToolResult:
         direct = getattr(self.sandbox, "daemon_request", None) if getattr(self.sandbox, "direct", False) else None

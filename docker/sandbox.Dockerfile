@@ -34,9 +34,10 @@ FROM build AS dedup
 RUN rm -rf /opt/decathlon/runner-venv && hardlink --ignore-time --quiet /opt/decathlon/servers
 
 FROM ${BASE_IMAGE} AS sandbox
-# git: the git MCP server and some preprocess scripts need it (the bootstrapped base has it already).
-RUN command -v git >/dev/null || (apt-get update && apt-get install -y --no-install-recommends git \
-      && rm -rf /var/lib/apt/lists/*)
+# git: the git MCP server and some preprocess scripts need it; libfaketime: the frozen clock (the
+# bootstrapped base has both already).
+RUN (command -v git >/dev/null && ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1) \
+ || (apt-get update && apt-get install -y --no-install-recommends git libfaketime && rm -rf /var/lib/apt/lists/*)
 # agent (1500): the daemon, its MCP servers and the agent's python run as this unprivileged user.
 # grader (1502): preprocess and the evaluator, which alone read the task source (root:grader 0750).
 # root only orchestrates (task_api/users.py); the backend drops every capability root does not need.

@@ -18,8 +18,15 @@ def _parser():
     s.add_argument("task")
     s.add_argument("--source", help="Toolathlon root (default: $TOOLATHLON_ROOT)")
     s.add_argument("--launch-time", help='pin the clock: "YYYY-MM-DD HH:MM:SS" (default: now)')
-    s.add_argument("--mode", choices=["live", "record", "replay"], default="live")
-    s.add_argument("--cassette", help="the cassette to replay (--mode replay)")
+    s.add_argument("--mode", choices=["live", "record", "replay", "rerun"], default="live",
+                   help="rerun: a recorded run's calls re-executed on the servers that run offline, the rest "
+                   "answered from its cassette, then graded by the task's real evaluator")
+    s.add_argument("--cassette", help="the cassette to replay (--mode replay or rerun)")
+    s.add_argument("--omit-unavailable-servers", action="store_true",
+                   help="start without the servers that cannot run here (replay-only, not installed) instead of "
+                   "failing; for a policy that calls no tool")
+    s.add_argument("--frozen-clock", action="store_true",
+                   help="start preprocess, servers and evaluator at the launch time as \"now\" (libfaketime)")
     e = sub.add_parser("execute", help="call one tool (`-`: the call as JSON on stdin, {\"tool\", \"args\"})")
     e.add_argument("tool")
     e.add_argument("args_json", nargs="?")
@@ -47,7 +54,8 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(execute_main(argv, str(home.root)))
         elif ns.verb == "setup":
             from task_api.setup import setup
-            emit(setup(home, ns.task, ns.source, ns.launch_time, ns.mode, ns.cassette))
+            emit(setup(home, ns.task, ns.source, ns.launch_time, ns.mode, ns.cassette,
+                       ns.omit_unavailable_servers, ns.frozen_clock))
         elif ns.verb == "evaluate":
             from task_api.evaluate import evaluate
             emit(evaluate(home, ns.messages, ns.status))

@@ -24,6 +24,7 @@ from mocks.cassette.redact import Redactor, secrets_from_env
 from mocks.cassette.store import save, write_atomic
 from task_api import modes
 from task_api.client import DaemonError, request
+from task_api.clock import frozen_env
 from task_api.errors import InfraError, tail
 from task_api.home import Home
 from task_api.freeze import FreezeReport, freeze
@@ -96,7 +97,9 @@ def evaluate(home: Home, messages_file: str, status: str) -> dict:
             result.update(recorded)
         else:
             report = freeze(Path(session["workspace"]), users)
-            result.update(_run_evaluator(home, session, modes.http_env(home, mode, "evaluator"), users, report))
+            clock = frozen_env(session["launch_time"]) if session.get("frozen_clock") else {}
+            result.update(_run_evaluator(home, session, {**modes.http_env(home, mode, "evaluator"), **clock}, users,
+                                         report))
             modes.check_http_misses(home, mode, "evaluation")
     if recording is not None:
         result["cassette"] = str(_write_cassette(home, session, recording, status, result))
@@ -136,7 +139,7 @@ def _recorded_verdict(session: dict) -> dict | None:
     meta = session.get("cassette_meta") or {}
     if not meta.get("imported"):
         return None
-    task = load_task(Path(session["source"]), session["task"])
+    task = load_task(Path(session.get("task_root") or session["source"]), session["task"])
     if task.evaluator.is_file():
         return None
     failure = meta.get("recorded_failure") or ""
@@ -167,7 +170,7 @@ def stop_agent(home: Home, users: Users) -> None:
 
 
 def _run_evaluator(home: Home, session: dict, env: dict[str, str], users: Users, report: FreezeReport) -> dict:
-    task = load_task(Path(session["source"]), session["task"])
+    task = load_task(Path(session.get("task_root") or session["source"]), session["task"])
     if not task.evaluator.is_file():
         raise InfraError("evaluator_missing", f"task {task.name} has no evaluation/main.py ({task.evaluator})")
     gt = str(task.groundtruth) if task.groundtruth else "None"

@@ -40,6 +40,11 @@ class Home:
         return self.root / "grader"
 
     @property
+    def task_root(self) -> Path:
+        """The episode's private Toolathlon root (task_api/task_copy.py): the grader's."""
+        return self.grader_home / "checkout"
+
+    @property
     def metrics_file(self) -> Path:
         """Where an evaluator writes its dense metrics (DECATHLON_METRICS_FILE): out of the agent's reach."""
         return self.grader_home / "metrics.json"

@@ -119,8 +119,8 @@ def inprocess_factory(spec: ServerSpec) -> Callable[[], Any] | None:
     Same code, same JSON-RPC, no interpreter start per server (most of a stdio server's start-up is
     importing the SDK, which the daemon already has). DECATHLON_INPROCESS_STANDINS=0 spawns them instead.
     """
-    if os.environ.get("DECATHLON_INPROCESS_STANDINS", "1") == "0":
-        return None
+    if os.environ.get("DECATHLON_INPROCESS_STANDINS", "1") == "0" or "FAKETIME" in spec.env:
+        return None  # a frozen clock is a process's own (LD_PRELOAD), so that stand-in runs as one
     args = spec.args
     if spec.command != sys.executable or len(args) < 2 or args[0] != "-m" or not args[1].startswith("mocks.servers."):
         return None

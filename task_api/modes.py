@@ -1,4 +1,9 @@
-"""live, record, replay: what each mode changes in setup and evaluate."""
+"""live, record, replay, rerun: what each mode changes in setup and evaluate.
+
+rerun: a recorded run re-executed against the task's real preprocess, servers and evaluator. The
+recorded calls go to the servers that run offline here; the others (network, SaaS, replay-only) are
+answered from the recording. Its HTTP is the replay's: the recording's, and a miss is named.
+"""
 from __future__ import annotations
 
 import os
@@ -14,20 +19,26 @@ from task_api.home import Home
 from task_api.servers_config import ServerSpec
 from task_api.taskdef import TaskDef
 
-MODES = ("live", "record", "replay")
+MODES = ("live", "record", "replay", "rerun")
+FROM_CASSETTE = ("replay", "rerun")  # the modes that read a cassette
+
+
+def http_mode(mode: str) -> str:
+    """How a mode treats HTTP: a rerun replays it, like a replay."""
+    return "replay" if mode == "rerun" else mode
 
 
 def open_cassette(home: Home, task: TaskDef, mode: str, path: str | None) -> dict | None:
     """The cassette a replay serves from, checked against the task; copied into the episode's home."""
     if mode not in MODES:
         raise InfraError("usage", f"unknown mode {mode!r}; one of {', '.join(MODES)}")
-    if mode != "replay":
+    if mode not in FROM_CASSETTE:
         if path:
-            raise InfraError("usage", "--cassette is for --mode replay (a recording is written to "
+            raise InfraError("usage", "--cassette is for --mode replay or rerun (a recording is written to "
                              f"{home.cassette_out.name} in the episode home)")
         return None
     if not path:
-        raise InfraError("usage", "--mode replay needs --cassette PATH")
+        raise InfraError("usage", f"--mode {mode} needs --cassette PATH")
     # Relative to the episode's home: the host puts it there whatever the exec's working directory.
     path = str(Path(path) if Path(path).is_absolute() else home.root / path)
     try:
@@ -38,7 +49,7 @@ def open_cassette(home: Home, task: TaskDef, mode: str, path: str | None) -> dic
     if recorded != task.name:
         raise InfraError("cassette_mismatch", f"{path} records task {recorded!r}, not {task.name!r}")
     missing = [s for s in task.servers if s not in cassette["servers"]]
-    if missing:
+    if missing and mode == "replay":
         raise InfraError("cassette_mismatch", f"{path} has no recording of server(s) {', '.join(missing)} "
                          f"that {task.name} needs; re-record it")
     home.run.mkdir(parents=True, exist_ok=True)
@@ -54,6 +65,7 @@ def hand_http(home: Home, mode: str, users) -> None:
     """Who may write the HTTP recordings. Replay: the grader alone (what preprocess and the evaluator are
     answered, and where their misses are logged). Record: every user of the episode, sticky (the agent's
     servers record there too; a recording is made with a trusted policy, not graded)."""
+    mode = http_mode(mode)
     if mode == "live" or not users.separated:
         return
     home.http.mkdir(parents=True, exist_ok=True)
@@ -77,6 +89,7 @@ def launch_time(cassette: dict | None, explicit: str | None) -> str:
 def http_env(home: Home, mode: str, label: str, child_env: dict[str, str] | None = None) -> dict[str, str]:
     """Environment that makes a child process record or replay its HTTP traffic; the values of its
     credential-looking variables are redacted before anything is written."""
+    mode = http_mode(mode)
     if mode == "live" or os.environ.get("DECATHLON_HTTP_DISABLED") == "1":
         return {}
     from mocks import http
@@ -88,12 +101,13 @@ def http_env(home: Home, mode: str, label: str, child_env: dict[str, str] | None
                          "without HTTP)") from None
 
 
-def server_specs(home: Home, mode: str, specs: list[ServerSpec]) -> list[ServerSpec]:
-    """Recorded servers also record their HTTP traffic."""
-    if mode != "record":
+def server_specs(home: Home, mode: str, clock: dict[str, str], specs: list[ServerSpec]) -> list[ServerSpec]:
+    """Recorded servers also record their HTTP traffic; with a frozen clock, servers start at launch time."""
+    if mode != "record" and not clock:
         return specs
-    return [ServerSpec(s.name, s.command, s.args, {**s.env, **http_env(home, mode, f"server-{s.name}", s.env)},
-                       s.cwd, s.timeout) for s in specs]
+    return [ServerSpec(s.name, s.command, s.args,
+                       {**s.env, **(http_env(home, mode, f"server-{s.name}", s.env) if mode == "record" else {}),
+                        **clock}, s.cwd, s.timeout) for s in specs]
 
 
 def replayed_specs(names: list[str]) -> list[ServerSpec]:
@@ -103,7 +117,7 @@ def replayed_specs(names: list[str]) -> list[ServerSpec]:
 
 def check_http_misses(home: Home, mode: str, label: str) -> None:
     """A replayed process asked for something that was not recorded: a replay miss, never a pass."""
-    if mode != "replay" or os.environ.get("DECATHLON_HTTP_DISABLED") == "1":
+    if http_mode(mode) != "replay" or os.environ.get("DECATHLON_HTTP_DISABLED") == "1":
         return
     from mocks import http
     missed = http.misses(home.http)

@@ -7,9 +7,10 @@ interpreter running the task API, for the project's own stand-in servers).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
-import runpy
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from task_api.catalogue import check_installed, plan_servers
 from task_api.errors import InfraError
 
 DEFAULT_TIMEOUT = 60.0
@@ -81,13 +83,24 @@ class Templates:
         self._token: dict | None = None
 
     def _module_dict(self, path: Path, attr: str) -> dict:
+        """The module's table, read by the task's interpreter (a checkout's config modules import what
+        its environment has, addict for one), from the source's root as Toolathlon runs them."""
         if not path.is_file():
             return {}
+        from task_api.subproc import task_python
+        code = ("import json, runpy, sys\n"
+                "print(json.dumps(dict(runpy.run_path(sys.argv[1]).get(sys.argv[2]) or {}), default=str))\n")
         try:
-            value = runpy.run_path(str(path)).get(attr, {})
-        except Exception as exc:  # their module, their failure: name it
-            raise InfraError("bad_server_config", f"{path} failed to load: {exc!r}") from exc
-        return dict(value)
+            proc = subprocess.run([task_python(), "-c", code, str(path), attr], cwd=str(self.source),
+                                  capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise InfraError("bad_server_config", f"{path} could not be loaded: {exc}") from None
+        if proc.returncode != 0:  # their module, their failure: name it
+            raise InfraError("bad_server_config", f"{path} failed to load: {proc.stderr.strip()[-800:]}")
+        try:
+            return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+        except (ValueError, IndexError, TypeError) as exc:
+            raise InfraError("bad_server_config", f"{path}: `{attr}` is not a table of values ({exc})") from None
 
     def _lookup(self, name: str) -> str:
         if name in self.simple:
@@ -124,24 +137,24 @@ class Templates:
 
 def resolve_servers(raw_configs: dict[str, dict], names: list[str], templates: Templates,
                     default_cwd: Path) -> list[ServerSpec]:
+    """The task's servers as this machine runs them (task_api/catalogue.py), templates filled."""
     specs = []
-    for name in names:
-        raw = raw_configs.get(name)
-        if raw is None:
-            known = ", ".join(sorted(raw_configs)) or "none"
-            raise InfraError("unknown_server", f"the task needs MCP server {name!r}, which no "
-                             f"configs/mcp_servers/*.yaml defines (defined: {known})")
+    for plan in plan_servers(raw_configs, names):
+        raw = raw_configs[plan.server]
         kind = raw.get("type", "stdio")
         if kind != "stdio":
-            raise InfraError("bad_server_config", f"server {name}: type {kind!r} is not supported (stdio only)")
-        params = templates.fill(raw.get("params") or {})
+            raise InfraError("bad_server_config", f"server {plan.server}: type {kind!r} is not supported (stdio only)")
+        params = raw.get("params") or {}
+        env = _field(plan.server, params, "env", dict) or {}
+        cwd = _field(plan.server, params, "cwd", str)
+        check_installed(plan, Path(templates.simple["decathlon_servers"]))
         specs.append(ServerSpec(
-            name=name,
-            command=_field(name, params, "command", str, required=True),
-            args=[str(a) for a in _field(name, params, "args", list) or []],
-            env={str(k): str(v) for k, v in (_field(name, params, "env", dict) or {}).items()},
-            cwd=str(params["cwd"]) if params.get("cwd") else str(default_cwd),
-            timeout=_timeout(name, raw.get("client_session_timeout_seconds")),
+            name=plan.server,
+            command=templates.fill(str(plan.command)),
+            args=[str(a) for a in templates.fill(plan.args)],
+            env={str(k): str(v) for k, v in templates.fill(env).items()},
+            cwd=templates.fill(cwd) if cwd else str(default_cwd),
+            timeout=_timeout(plan.server, raw.get("client_session_timeout_seconds")),
         ))
     return specs
 

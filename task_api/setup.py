@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -12,13 +13,15 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from task_api import modes
+from task_api import modes, task_copy
+from task_api.catalogue import runnable_servers, split_for_rerun
+from task_api.clock import behind, frozen_env
 from task_api.errors import InfraError, tail
 from task_api.home import Home
 from task_api.lifecycle import alive
 from task_api.prompts import fill_system_prompt
-from task_api.servers_config import START_TIMEOUT, Templates, load_raw_configs, resolve_servers
-from task_api.subproc import run_module
+from task_api.servers_config import START_TIMEOUT, Templates, default_servers_dir, load_raw_configs, resolve_servers
+from task_api.subproc import missing_module_hint, newer_python_hint, run_module
 from task_api.taskdef import TaskDef, load_task
 from task_api.users import Users
 
@@ -62,8 +65,9 @@ def _prepare_home(home: Home, users: Users) -> None:
 
 
 def grader_env(home: Home, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """preprocess and the evaluator: their own HOME (not the agent's ~/.gitconfig)."""
-    return {**(extra or {}), "HOME": str(home.grader_home)}
+    """preprocess and the evaluator: their own HOME (not the agent's ~/.gitconfig), and bytecode kept
+    out of the checkout their episode root links to."""
+    return {**(extra or {}), "HOME": str(home.grader_home), "PYTHONPYCACHEPREFIX": str(home.grader_home / "pycache")}
 
 
 # Imports the evaluator as a module (its `if __name__ == "__main__"` does not run): the only failures
@@ -71,20 +75,22 @@ def grader_env(home: Home, extra: dict[str, str] | None = None) -> dict[str, str
 # task_api import here.
 _PREFLIGHT = ("import importlib, sys\n"
               "try:\n    importlib.import_module(sys.argv[1])\n"
-              "except (ImportError, SyntaxError) as exc:\n    print(f'{type(exc).__name__}: {exc}'); sys.exit(3)\n"
+              "except (ImportError, SyntaxError) as exc:\n    print(f'{type(exc).__name__}: {exc}')\n"
+              "    print(getattr(exc, 'text', None) or ''); sys.exit(3)\n"
               "except BaseException:\n    pass\n")
 PREFLIGHT_TIMEOUT = 120.0
 
 
-def _start_preflight(home: Home, task: TaskDef, users: Users) -> subprocess.Popen | None:
+def _start_preflight(home: Home, task: TaskDef, users: Users, clock: dict[str, str]) -> subprocess.Popen | None:
     """Check, before the agent acts, that the evaluator can be imported: afterwards a crash of the grader
     is the episode's (the agent may have provoked or forged it), so this is where a broken grader is
     found and reported as infra. Runs while the servers start."""
     if not task.evaluator.is_file():
         return None  # an imported recorded run: its recorded verdict stands (evaluate says so)
     from task_api.subproc import task_python
-    return subprocess.Popen([*users.prefix("grader"), task_python(), "-c", _PREFLIGHT, task.module("evaluation")],
-                            cwd=str(task.source), env={**os.environ, **grader_env(home)}, stdin=subprocess.DEVNULL,
+    argv0, env = behind(users.prefix("grader"), {**os.environ, **grader_env(home, clock)})
+    return subprocess.Popen([*argv0, task_python(), "-c", _PREFLIGHT, task.module("evaluation")],
+                            cwd=str(task.source), env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -100,12 +106,35 @@ def _finish_preflight(proc: subprocess.Popen | None, task: TaskDef) -> None:
                          f"{PREFLIGHT_TIMEOUT:.0f} s") from None
     if proc.returncode != 0:
         text = out.decode("utf-8", "replace")
+        hint = newer_python_hint(text)
+        if hint:
+            raise InfraError("task_python_too_old", f"the evaluator of {task.name} cannot run: {hint}; "
+                             f"{tail(text.strip(), 500)}")
         raise InfraError("grader_preflight", f"the evaluator of {task.name} cannot be imported (exit "
-                         f"{proc.returncode}): {tail(text.strip(), 1500)}; install what it needs into the task "
-                         "environment (DECATHLON_TASK_PYTHON) and run again")
+                         f"{proc.returncode}): {tail(text.strip(), 1500)}; " + (missing_module_hint(text) or
+                         "install what it needs into the task environment (DECATHLON_TASK_PYTHON) and run again"))
 
 
-def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str], users: Users) -> None:
+_NO_SUCH_FILE = re.compile(r"No such file or directory: '([^']+)'")
+
+
+def missing_task_data(output: str, home: Home, task: TaskDef, original: TaskDef) -> str | None:
+    """A file of the task's own that the source lacks (a snapshot without its large files): the path a
+    failing script could not open, mapped back to the checkout, where it is missing too."""
+    for raw in _NO_SUCH_FILE.findall(output):
+        path = Path(raw)
+        for copy, origin in ((home.workspace, original.dir / "initial_workspace"), (task.dir, original.dir)):
+            try:
+                rel = path.relative_to(copy)
+            except ValueError:
+                continue
+            if not (origin / rel).exists():
+                return str((origin / rel).relative_to(original.source))
+    return None
+
+
+def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str], users: Users,
+                original: TaskDef) -> None:
     if not task.has_preprocess:
         return
     run = run_module(task.module("preprocess"), ["--agent_workspace", str(home.workspace), "--launch_time", launch],
@@ -115,8 +144,18 @@ def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str], use
         raise InfraError("preprocess_timeout", f"preprocess of {task.name} ran over {PREPROCESS_TIMEOUT:.0f} s; "
                          f"output tail: {tail(run.output)}")
     if run.exit_code != 0:
+        hint = newer_python_hint(run.output)
+        if hint:
+            raise InfraError("task_python_too_old", f"preprocess of {task.name} cannot run: {hint}; "
+                             f"{tail(run.output, 500)}")
+        lacking = missing_task_data(run.output, home, task, original)
+        if lacking:
+            raise InfraError("task_data_missing", f"preprocess of {task.name} failed: the source lacks the task's "
+                             f"own {lacking} (a checkout without its large files?); not something an episode can "
+                             f"fix. Output tail: {tail(run.output, 500)}")
+        missing = missing_module_hint(run.output)
         raise InfraError("preprocess_failed", f"preprocess of {task.name} exited {run.exit_code}; "
-                         f"output tail: {tail(run.output)}")
+                         f"{missing + '; ' if missing else ''}output tail: {tail(run.output)}")
 
 
 def _daemon_alive(home: Home) -> bool:
@@ -193,18 +232,30 @@ def _wait_ready(home: Home, daemon: DaemonHandle, spec: dict) -> dict:
 
 
 def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str,
-          cassette: str | None = None) -> dict:
+          cassette: str | None = None, omit_unavailable: bool = False, frozen_clock: bool = False) -> dict:
     began = time.monotonic()
     timings: dict[str, float] = {}
     src = resolve_source(source)
     task = load_task(src, task_id)
     if _daemon_alive(home):
         raise InfraError("already_set_up", f"an episode is already set up in {home.root}; run `task-api teardown` first")
+    servers, omitted, replayed = task.servers, [], []
+    if mode == "rerun":
+        servers, replayed = split_for_rerun(load_raw_configs(src), task.servers, default_servers_dir())
+    elif mode != "replay":
+        # A server that cannot run live is named now, not after the preprocess and a start timeout.
+        servers, omitted = runnable_servers(load_raw_configs(src), task.servers, default_servers_dir(),
+                                            omit_unavailable)
     users = Users.from_env()
     _prepare_home(home, users)
-    tape = modes.open_cassette(home, task, mode, cassette)
+    t = time.monotonic()
+    original, (task, config_modules) = task, task_copy.make(task, home.task_root)
+    users.give(home.task_root, "grader")
+    timings["task_copy"] = time.monotonic() - t
+    tape = modes.open_cassette(home, original, mode, cassette)
     modes.hand_http(home, mode, users)
     launch = modes.launch_time(tape, launch_time)
+    clock = frozen_env(launch) if frozen_clock else {}
     daemon = _spawn_daemon(home)
     preflight = None
     try:
@@ -214,22 +265,26 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         timings["workspace"] = time.monotonic() - t
 
         t = time.monotonic()
-        _preprocess(home, task, launch, modes.http_env(home, mode, "preprocess"), users)
+        _preprocess(home, task, launch, {**modes.http_env(home, mode, "preprocess"), **clock}, users, original)
         modes.check_http_misses(home, mode, "preprocess")
         timings["preprocess"] = time.monotonic() - t
 
         for server, folder in SERVER_FOLDERS.items():
-            if server in task.servers:
+            if server in task.servers:  # as Toolathlon does for a needed server, live or not
                 (home.workspace / folder).mkdir(exist_ok=True)
         users.give(home.workspace, "agent")
-        preflight = _start_preflight(home, task, users)
+        preflight = _start_preflight(home, task, users, clock)
 
         t = time.monotonic()
-        specs = modes.server_specs(home, mode, resolve_servers(
-            load_raw_configs(src), task.servers, Templates(src, home.workspace, task.dir), default_cwd=home.workspace)
-            if mode != "replay" else modes.replayed_specs(task.servers))
+        skipped = {o["name"] for o in omitted}
+        specs = modes.server_specs(home, mode, clock, resolve_servers(
+            load_raw_configs(task.source), servers, Templates(task.source, home.workspace, task.dir),
+            default_cwd=home.workspace)
+            if mode != "replay" else modes.replayed_specs(servers))
+        specs += modes.replayed_specs([r["name"] for r in replayed])
         ready = _wait_ready(home, daemon, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
-                                           "server_order": task.servers, "local_tools": task.local_tools,
+                                           "server_order": [s for s in task.servers if s not in skipped],
+                                           "local_tools": task.local_tools,
                                            "mode": mode, "cassette": str(home.cassette_in) if tape else None})
         timings["servers"] = time.monotonic() - t
         t = time.monotonic()
@@ -249,10 +304,12 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     result = {
         "task": task.name, "mode": mode, "tools": ready["tools"], "system_prompt": system_prompt, "prompt": prompt,
         "launch_time": launch, "workspace": str(home.workspace), "servers": ready["servers"],
-        "unknown_local_tools": ready["unknown_local_tools"],
+        "unknown_local_tools": ready["unknown_local_tools"], "omitted_servers": omitted,
+        "replayed_servers": replayed,
         "timings": {k: round(v, 4) for k, v in timings.items()},
     }
-    session = {**result, "source": str(src), "config": task.config, "cassette": str(home.cassette_in) if tape else None,
+    session = {**result, "frozen_clock": bool(clock), "source": str(src), "task_root": str(task.source), "config_modules": config_modules,
+               "config": task.config, "cassette": str(home.cassette_in) if tape else None,
                "cassette_meta": tape["meta"] if tape else None,
                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     tmp = home.session.with_suffix(".tmp")

@@ -317,6 +317,45 @@ def test_12_the_workspace_is_bounded_in_size(compose_backend, tmp_path):
     assert int(shown.split("STOPPED", 1)[1].split()[0]) < 48 and "DISK 48" in shown, shown
 
 
+FORK_BOMB = """
+import os, time
+n = 0
+for _ in range(4000):
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        print("STOPPED", n, exc.strerror, flush=True)
+        break
+    if pid == 0:  # lets go of the tool's output pipe, then holds its pid
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        time.sleep(600)
+        os._exit(0)
+    n += 1
+else:
+    print("FORKED", n, flush=True)
+"""
+
+
+@pytest.mark.docker
+def test_4_an_agent_that_exhausts_pids_scores_zero_not_infra(compose_backend, tmp_path):
+    """Finding 4 (compose): the agent fills its sandbox's pid limit and leaves the processes running;
+    whatever that breaks afterwards is the episode's own failure, never a masked infra error, and the
+    batch's host is untouched."""
+    policy = _hostile("contacts-dedupe", [
+        [Call("filesystem-write_file", {"path": "${workspace}/bomb.py", "content": FORK_BOMB})],
+        [Call("terminal-run_command", {"command": "python3 bomb.py"})],
+        [Call("filesystem-read_file", {"path": "${workspace}/bomb.py"})],
+        [Call("local-claim_done", {})]])
+    cfg = EpisodeConfig(task="contacts-dedupe", source=MINI, run_id=uuid.uuid4().hex[:12],
+                        episode_id=uuid.uuid4().hex, launch_time=LAUNCH, out_dir=tmp_path / "out")
+    result = asyncio.run(run_episode(cfg, compose_backend, policy))
+    assert result.infra_error is None and result.reward == 0.0 and result.passed is not True, result
+    shown = json.loads((tmp_path / "out" / "contacts-dedupe" / "messages.json").read_text())
+    assert any("STOPPED" in str(m.get("content")) for m in shown), "the bomb never reached the pid limit"
+
+
 SECRET = "sk-planted-host-secret-0123456789"
 
 

@@ -240,3 +240,40 @@ def test_unreachable_engine_is_a_clear_error(monkeypatch):
     assert e.value.kind == "engine_unreachable" and "unreachable" in e.value.message
     proc = _cli("gc", "--backend", "compose", timeout=60)  # DOCKER_HOST is inherited
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "unreachable" in proc.stderr
+
+
+# --- a source in Toolathlon's conventions, on compose (issue 10) ------------------------------------------
+
+CONVENTIONS = REPO / "fixtures" / "toolathlon-conventions"
+
+
+def test_a_source_in_the_checkouts_conventions_runs_on_compose(backend, tmp_path):
+    """Upstream launchers, configs from examples, utils/ imported by the scripts, writes into the task
+    folder: all inside the container, as the grader; the host's copy of the source never changes."""
+    import shutil
+    pack = tmp_path / "pack"
+    shutil.copytree(CONVENTIONS, pack)
+    before = sorted((str(p.relative_to(pack)), p.stat().st_size) for p in pack.rglob("*") if p.is_file())
+    tag = uuid.uuid4().hex
+    proc = _cli("run", "notes-index", "notes-index", "fstring-report", "--source", str(pack), "--backend",
+                "compose", "--policy", "oracle", "--json", "--concurrency", "2", tag=tag, timeout=900)
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    notes = [r for r in rows if r["task"] == "notes-index"]
+    assert len(notes) == 2 and all(r["pass"] is True and r["infra_error"] is None for r in notes), rows
+    [fstring] = [r for r in rows if r["task"] == "fstring-report"]
+    # The plain sandbox image's task interpreter is Debian 12's 3.11 (the checkout image has 3.13).
+    assert fstring["infra_error"]["kind"] == "task_python_too_old", fstring
+    assert sorted((str(p.relative_to(pack)), p.stat().st_size) for p in pack.rglob("*") if p.is_file()) == before
+    assert _tagged(backend.client, tag) == []
+
+
+def test_the_frozen_clock_works_inside_the_container(backend, tmp_path):
+    from conftest import write_task
+    from test_checkout_conventions import CLOCK_EVALUATOR, CLOCK_PREPROCESS
+    source = tmp_path / "src"
+    (source / "configs" / "mcp_servers").mkdir(parents=True)
+    write_task(source, "dated", preprocess=CLOCK_PREPROCESS, evaluator=CLOCK_EVALUATOR)
+    proc = _cli("run", "dated", "--source", str(source), "--backend", "compose", "--policy", "null", "--json",
+                "--launch-time", "2021-06-01 08:30:00", "--frozen-clock", timeout=600)
+    [row] = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert row["infra_error"] is None and row["pass"] is True, row

@@ -57,7 +57,8 @@ KILL_GRACE = 5  # seconds `timeout` waits after TERM before KILL
 ENV = {"TASK_API_HOME": HOME, "TASK_API_ZYGOTE": ZYGOTE, "HOME": "/home/agent", "PYTHONDONTWRITEBYTECODE": "1",
        "TASK_API_USERS": USERS}
 # The source copied in per episode: what setup and the evaluator read (configs and the one task).
-SOURCE_PARTS = ("configs", "global_configs.py")
+# utils/: the package a checkout's scripts import (utils.general.helper and the like).
+SOURCE_PARTS = ("configs", "utils", "global_configs.py")
 BUILD_HINT = "build it with `decathlon image build` (see docs/docker.md)"
 
 

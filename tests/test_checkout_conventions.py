@@ -148,9 +148,25 @@ def test_the_packs_servers_are_written_as_upstream_and_run_live():
     proc = decathlon("servers", "--source", str(PACK), "--json")
     assert proc.returncode == 0, proc.stderr
     rows = {r["name"]: r for r in json.loads(proc.stdout)}
-    assert {n: (r["runs"], r["available"]) for n, r in rows.items()} == {
-        "filesystem": ("live", True), "terminal": ("live", True)}
+    assert {n: r["runs"] for n, r in rows.items()} == {n: "live" for n in LIVE_SERVERS}
+    assert all(r["available"] for r in rows.values()), rows
     assert rows["filesystem"]["launcher"].startswith("npx -y @modelcontextprotocol/server-filesystem")
+
+
+LIVE_SERVERS = ("excel", "fetch", "filesystem", "git", "memory", "pdf-tools", "pptx", "terminal", "time", "word")
+
+
+def every_server_task(pack: Path) -> str:
+    """A task of the pack that needs every server the pack defines: setup starts each one and lists its tools."""
+    from conftest import write_task
+    write_task(pack, "every-server", servers=list(LIVE_SERVERS), evaluator="import sys; sys.exit(1)")
+    return "every-server"
+
+
+def test_every_live_server_of_the_catalogue_starts_from_its_upstream_launch(pack):
+    [row] = results(decathlon("run", every_server_task(pack), "--source", str(pack), "--policy", "null", "--json"))
+    assert row["infra_error"] is None and row["pass"] is False, row
+    assert row.get("omitted_servers", []) == [], row
 
 
 # --- the frozen clock ---------------------------------------------------------------------------------

@@ -277,3 +277,17 @@ def test_the_frozen_clock_works_inside_the_container(backend, tmp_path):
                 "--launch-time", "2021-06-01 08:30:00", "--frozen-clock", timeout=600)
     [row] = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert row["infra_error"] is None and row["pass"] is True, row
+
+
+def test_every_live_server_of_the_catalogue_starts_inside_the_container(backend, tmp_path):
+    """The stand-ins and PyPI servers run with the image's interpreters (the fetch stand-in once lacked
+    httpx there). pdf-tools needs Python >= 3.12, which only the checkout image carries."""
+    import shutil
+    from test_checkout_conventions import every_server_task
+    pack = tmp_path / "pack"
+    shutil.copytree(CONVENTIONS, pack)
+    proc = _cli("run", every_server_task(pack), "--source", str(pack), "--backend", "compose", "--policy", "null",
+                "--json", timeout=600)
+    [row] = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert row["infra_error"] is None and row["pass"] is False, row
+    assert [(o["name"], o["kind"]) for o in row.get("omitted_servers", [])] == [("pdf-tools", "server_not_installed")], row

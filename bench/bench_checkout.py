@@ -31,7 +31,9 @@ sys.path.insert(0, str(REPO))
 # No preprocess, and every server live: excel, filesystem, terminal, pdf-tools, memory, fetch, pptx.
 TASKS = ("excel-market-research", "detect-revised-terms", "course-schedule", "ppt-analysis")
 LAUNCH = "2026-03-02 09:00:00"
-PACKAGE, VERSION, ENTRY = "excel-mcp-server", "0.1.7", "excel-mcp-server"
+PACKAGE, VERSION, ENTRY = "excel-mcp-server", "0.1.4", "excel-mcp-server"
+# The checkout's pins for its dependencies too (0.1.4 does not start on a newer mcp): the same set ours has.
+PINS = REPO / "ci" / "servers" / "excel.txt"
 
 
 async def setups(backend_name: str, source: Path, episodes: int) -> list[float]:
@@ -84,11 +86,12 @@ async def spawns(n: int) -> dict[str, list[float]]:
         work = Path(tmp)
         uv = uv_binary(Path(os.environ.get("BENCH_UV_DIR", tmp)))
         uvx_env = {**os.environ, "UV_CACHE_DIR": str(work / "uv-cache"), "UV_TOOL_DIR": str(work / "uv-tools")}
-        warm = [str(uv), "tool", "run", "--from", f"{PACKAGE}=={VERSION}", ENTRY, "--help"]
+        pinned = ["--from", f"{PACKAGE}=={VERSION}", "--with-requirements", str(PINS)]
+        warm = [str(uv), "tool", "run", *pinned, ENTRY, "--help"]
         subprocess.run(warm, env=uvx_env, capture_output=True, timeout=600)  # online once: fills the cache
         os.environ.update(uvx_env)
         ours = (str(default_servers_dir() / "excel" / "bin" / ENTRY), ["stdio"])
-        theirs = (str(uv), ["tool", "run", "--offline", "--from", f"{PACKAGE}=={VERSION}", ENTRY, "stdio"])
+        theirs = (str(uv), ["tool", "run", "--offline", *pinned, ENTRY, "stdio"])
         out: dict[str, list[float]] = {"ours": [], "uvx": []}
         for _ in range(n):  # interleaved: both see the same machine load
             out["ours"].append(await spawn_once(*ours, cwd=tmp))

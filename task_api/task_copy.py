@@ -7,7 +7,7 @@ checkout would change. So each episode gets its own root in the grader's home:
 
 - `tasks/finalpool/<task>/` and `configs/`: copied (written to by the scripts; small);
 - every other top-level entry (`utils/`, `local_servers/`, …): a symlink to the checkout, read only
-  by the scripts (bytecode goes to PYTHONPYCACHEPREFIX, not beside the sources);
+  by the scripts (they run with PYTHONDONTWRITEBYTECODE: nothing is written beside the sources);
 - `configs/global_configs.py` and `configs/token_key_session.py`, which a fresh checkout lacks (they
   are git-ignored): the files the user names (DECATHLON_GLOBAL_CONFIGS, DECATHLON_TOKEN_KEY_SESSION),
   else the checkout's `*_example.py`. Never written into the checkout.

@@ -40,6 +40,10 @@ def trajectory_path(folder: Path, task: str) -> Path:
     return folder / f"{task}{TRAJECTORY_SUFFIX}"
 
 
+# The modes whose episodes are served from a cassette (task_api/modes.py has the sandbox's own list).
+FROM_CASSETTE = ("replay", "rerun")
+
+
 def recorded_verdict(tape: bytes | None) -> bool | None:
     """The verdict a cassette's run got when it was recorded (imported runs carry it), if any."""
     try:

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from decathlon.backends import make_backend
-from decathlon.cassettes import cassette_path, cassettes_dir
+from decathlon.cassettes import FROM_CASSETTE, cassette_path, cassettes_dir
 from decathlon.episode import EpisodeConfig, EpisodeResult, run_episode
 from decathlon.errors import InfraError
 from decathlon.policies import make_policy
@@ -95,7 +95,7 @@ async def run_command(ns: argparse.Namespace) -> int:
         async with gate:
             cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
                                 launch_time=ns.launch_time, max_turns=ns.max_turns, mode=ns.mode, out_dir=ns.out,
-                                cassette=cassette_path(tapes, task) if ns.mode in ("replay", "rerun") else None,
+                                cassette=cassette_path(tapes, task) if ns.mode in FROM_CASSETTE else None,
                                 omit_unavailable_servers=omit, frozen_clock=frozen)
             try:
                 return await run_episode(cfg, backend, policy)

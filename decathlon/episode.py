@@ -13,7 +13,7 @@ from decathlon.agent_loop import Loop, run_loop
 from decathlon.backends.base import Backend, Sandbox, SandboxSpec
 from decathlon.errors import InfraError, environment_owned
 from decathlon.policies import Policy
-from decathlon.cassettes import cassette_path, read_cassette_bytes, recorded_verdict, trajectory_path
+from decathlon.cassettes import FROM_CASSETTE, cassette_path, read_cassette_bytes, recorded_verdict, trajectory_path
 from decathlon.task_session import RECORDED_PATH, RECORDED_TRAJECTORY, EvalResult, TaskSession, Timeouts
 from mocks.cassette.store import write_atomic
 
@@ -112,7 +112,7 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
         session = TaskSession(sandbox, cfg.timeouts)
         phase = "setup"
         with _Timer(result.timings, "setup"):
-            from_tape = cfg.mode in ("replay", "rerun")
+            from_tape = cfg.mode in FROM_CASSETTE
             tape = read_cassette_bytes(cfg.cassette) if from_tape and cfg.cassette else None
             if from_tape and tape is None:
                 raise InfraError("usage", f"a {cfg.mode} needs a cassette", "setup")
@@ -141,7 +141,7 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
             phase = "record"
             await _keep_recording(cfg, sandbox)
     except InfraError as exc:
-        _blame(result, exc, phase, acted=loop is not None and loop.acted, replaying=cfg.mode in ("replay", "rerun"))
+        _blame(result, exc, phase, acted=loop is not None and loop.acted, replaying=cfg.mode in FROM_CASSETTE)
     except asyncio.CancelledError:
         result.infra_error = {"kind": "cancelled", "message": "the episode was cancelled", "phase": phase}
         raise

@@ -139,7 +139,7 @@ def _recorded_verdict(session: dict) -> dict | None:
     meta = session.get("cassette_meta") or {}
     if not meta.get("imported"):
         return None
-    task = load_task(Path(session.get("task_root") or session["source"]), session["task"])
+    task = load_task(Path(session["task_root"]), session["task"])
     if task.evaluator.is_file():
         return None
     failure = meta.get("recorded_failure") or ""
@@ -170,7 +170,7 @@ def stop_agent(home: Home, users: Users) -> None:
 
 
 def _run_evaluator(home: Home, session: dict, env: dict[str, str], users: Users, report: FreezeReport) -> dict:
-    task = load_task(Path(session.get("task_root") or session["source"]), session["task"])
+    task = load_task(Path(session["task_root"]), session["task"])
     if not task.evaluator.is_file():
         raise InfraError("evaluator_missing", f"task {task.name} has no evaluation/main.py ({task.evaluator})")
     gt = str(task.groundtruth) if task.groundtruth else "None"

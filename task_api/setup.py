@@ -242,12 +242,13 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     if _daemon_alive(home):
         raise InfraError("already_set_up", f"an episode is already set up in {home.root}; run `task-api teardown` first")
     servers, omitted, replayed = task.servers, [], []
+    # The episode's root copies configs/ as it is: the definitions read here are the ones it starts.
+    raw_configs = load_raw_configs(src) if mode != "replay" else {}
     if mode == "rerun":
-        servers, replayed = split_for_rerun(load_raw_configs(src), task.servers, default_servers_dir())
+        servers, replayed = split_for_rerun(raw_configs, task.servers, default_servers_dir())
     elif mode != "replay":
         # A server that cannot run live is named now, not after the preprocess and a start timeout.
-        servers, omitted = runnable_servers(load_raw_configs(src), task.servers, default_servers_dir(),
-                                            omit_unavailable)
+        servers, omitted = runnable_servers(raw_configs, task.servers, default_servers_dir(), omit_unavailable)
     users = Users.from_env()
     _prepare_home(home, users)
     t = time.monotonic()
@@ -280,7 +281,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         t = time.monotonic()
         skipped = {o["name"] for o in omitted}
         specs = modes.server_specs(home, mode, clock, resolve_servers(
-            load_raw_configs(task.source), servers, Templates(task.source, home.workspace, task.dir),
+            raw_configs, servers, Templates(task.source, home.workspace, task.dir),
             default_cwd=home.workspace)
             if mode != "replay" else modes.replayed_specs(servers))
         specs += modes.replayed_specs([r["name"] for r in replayed])

@@ -9,6 +9,7 @@ from decathlon.console import console
 from rich.table import Table
 
 from decathlon import manifest
+from decathlon.splits import apply_split_and_curriculum
 from decathlon.tasks import catalogue, resolve_source
 
 
@@ -24,13 +25,15 @@ def tasks_command(ns: argparse.Namespace) -> int:
         print(f"{'drift' if problems else 'no drift'}: {len(problems)} difference(s) from the Toolathlon manifest",
               file=sys.stderr)
         return 1 if problems else 0
+    by_id = {i.id: i for i in infos}
+    infos = [by_id[name] for name in apply_split_and_curriculum(list(by_id), ns)]
     for i in infos:
         if i.error:
             print(f"decathlon: task {i.id} cannot run: {i.error}", file=sys.stderr)
     if ns.json:
         print(json.dumps([i.to_json() for i in infos], indent=2))
         return 0
-    table = Table(title=f"{len(infos)} tasks")
+    table = Table(title=f"{len(infos)} tasks{_qualifier(ns)}")
     for col in ("task", "servers", "local tools", "preprocess", "groundtruth"):
         table.add_column(col)
     for i in infos:
@@ -42,11 +45,12 @@ def tasks_command(ns: argparse.Namespace) -> int:
 
 
 def _manifest_listing(ns: argparse.Namespace) -> int:
-    tasks = manifest.load()["tasks"]
+    by_id = {t["id"]: t for t in manifest.load()["tasks"]}
+    tasks = [by_id[name] for name in apply_split_and_curriculum(list(by_id), ns)]
     if ns.json:
         print(json.dumps(tasks, indent=2))
         return 0
-    table = Table(title=f"{len(tasks)} Toolathlon tasks (manifest)")
+    table = Table(title=f"{len(tasks)} Toolathlon tasks (manifest){_qualifier(ns)}")
     for col in ("task", "servers", "offline class", "services", "credentials", "conflicts with"):
         table.add_column(col)
     for t in tasks:
@@ -55,3 +59,10 @@ def _manifest_listing(ns: argparse.Namespace) -> int:
                       "; ".join(t["credentials"]), ", ".join(others))
     console().print(table)
     return 0
+
+
+def _qualifier(ns: argparse.Namespace) -> str:
+    parts = [f"{ns.split} split"] if ns.split != "all" else []
+    if ns.curriculum is not None:
+        parts.append(f"easiest first by {ns.curriculum}")
+    return f" ({', '.join(parts)})" if parts else ""

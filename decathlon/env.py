@@ -11,9 +11,12 @@ so they are masked from training rather than scored 0 — unless the agent had a
 one its sandbox could have caused (decathlon.errors.environment_owned): that is the episode's failure,
 `trace.info["failure"]`, scored 0 like a failed task.
 
-Config: load-time knobs on the taskset (`--env.taskset.source`, `--env.taskset.tasks`); per-rollout
-knobs on the task config (`--env.taskset.task.backend|launch-time|max-turns|metric-weights|out`), where
-verifiers' env servers, which rebuild tasks from `config.taskset.task` alone, also find them.
+Config: load-time knobs on the taskset: `--env.taskset.source`, `--env.taskset.tasks`, and the
+deterministic split and curriculum of `decathlon.splits` (`--env.taskset.split all|train|test`,
+`--env.taskset.split-ratio`, `--env.taskset.split-seed`; `--env.taskset.curriculum FILE|DIR` makes the
+dataset order easiest first; docs/training.md). Per-rollout knobs on the task config
+(`--env.taskset.task.backend|launch-time|max-turns|metric-weights|out`), where verifiers' env servers,
+which rebuild tasks from `config.taskset.task` alone, also find them.
 """
 from __future__ import annotations
 
@@ -21,12 +24,14 @@ import warnings
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
 from verifiers.v1.utils.loaders import harness_class
 
 from decathlon import errors
+from decathlon.splits import DEFAULT_RATIO, DEFAULT_SEED, apply_split_and_curriculum, ratio_problem
 from decathlon.tasks import MINI, resolve_source, select
 from decathlon.task_session import EvalResult
 from decathlon.vf_episode import DecathlonState, Episode, fail
@@ -167,13 +172,38 @@ class DecathlonTasksetConfig(vf.TasksetConfig):
     """A Toolathlon root (holding configs/ and tasks/); default: the bundled mini pack."""
     tasks: list[str] = Field(default_factory=list)
     """Only these tasks (names as in tasks/finalpool/); empty: every task of the source."""
+    split: Literal["all", "train", "test"] = "all"
+    """Only the train or the test tasks of the deterministic split of the source's tasks (`decathlon.splits`);
+    with `tasks`, those of them in the split."""
+    split_ratio: float = DEFAULT_RATIO
+    """The share of the source's tasks in the train split, in (0, 1); default 80/108 (80 train, 28 test)."""
+    split_seed: str = Field(DEFAULT_SEED, coerce_numbers_to_str=True)
+    """The seed of the split; another seed, another split."""
+    curriculum: Path | None = None
+    """Pass rates of earlier runs (`decathlon report --json` output, a {task: rate} JSON object, a CSV with
+    columns task,pass_rate, or a results folder): the tasks are then loaded easiest first."""
     task: DecathlonTaskConfig = DecathlonTaskConfig()
+
+    @field_validator("split_ratio")
+    @classmethod
+    def _ratio_in_range(cls, value: float) -> float:
+        problem = ratio_problem(value)
+        if problem:
+            raise ValueError(f"{problem}; set --env.taskset.split-ratio (e.g. 0.8)")
+        return value
 
 
 class DecathlonTaskset(vf.Taskset[DecathlonTask, DecathlonTasksetConfig]):
+    def _names(self, source: Path) -> list[str]:
+        named = select(source, self.config.tasks, False) if self.config.tasks else None
+        try:
+            return apply_split_and_curriculum(select(source, [], True), self.config, named)
+        except errors.InfraError as exc:  # the split is validated with the config: this is the curriculum
+            raise ValueError(f"--env.taskset.curriculum: {exc.message}") from exc
+
     def load(self) -> Iterator[DecathlonTask]:
         source = resolve_source(str(self.config.source))
-        for name in select(source, self.config.tasks, not self.config.tasks):
+        for name in self._names(source):
             try:
                 task = taskdef.load_task(source, name)
             except SandboxInfraError as exc:

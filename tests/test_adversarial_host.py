@@ -268,13 +268,33 @@ def test_arguments_as_an_object_are_taken_as_their_json():
 
 
 @pytest.mark.parametrize("message", ["a string", {"content": "no role is fine", "tool_calls": [{"id": "x"}]}, None])
-def test_a_malformed_chat_completion_is_model_error(message):
-    body = {"choices": [{"message": message}]}
-    client = httpx.AsyncClient(base_url="http://model.invalid/v1",
-                               transport=httpx.MockTransport(lambda req: httpx.Response(200, json=body)))
+def test_a_malformed_chat_completion_is_model_error(message, respx_mock):
+    respx_mock.post("http://model.invalid/v1/chat/completions").respond(200, json={"choices": [{"message": message}]})
+    client = httpx.AsyncClient(base_url="http://model.invalid/v1")
     with pytest.raises(InfraError) as e:
         asyncio.run(_Chat("m", client).act([{"role": "user", "content": "hi"}], []))
     assert e.value.kind == "model_error"
+
+
+@pytest.mark.parametrize("reply,kind,said", [
+    (httpx.ConnectError("connection refused"), "model_unreachable", "ConnectError"),
+    (httpx.ReadTimeout("read timed out"), "model_unreachable", "ReadTimeout"),
+    (httpx.Response(429, json={"error": {"message": "rate limited"}}), "model_error", "HTTP 429"),
+    (httpx.Response(500, text="upstream exploded"), "model_error", "upstream exploded"),
+    (httpx.Response(200, text="<html>not json</html>"), "model_error", "unexpected reply"),
+])
+def test_the_model_endpoints_failures_are_named_infra_errors(reply, kind, said, respx_mock):
+    """The endpoint's faults are the environment's, never the agent's: each an infra error with its cause."""
+    route = respx_mock.post("http://model.invalid/v1/chat/completions")
+    if isinstance(reply, Exception):
+        route.side_effect = reply
+    else:
+        route.return_value = reply
+    client = httpx.AsyncClient(base_url="http://model.invalid/v1")
+    with pytest.raises(InfraError) as e:
+        asyncio.run(_Chat("m", client).act([{"role": "user", "content": "hi"}], []))
+    assert e.value.kind == kind and said in e.value.message and e.value.phase == "agent"
+    assert route.call_count == 1
 
 
 def test_a_malformed_replayed_turn_is_named_before_the_agent_starts(tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from decathlon.backends import NAMES
 from decathlon.errors import InfraError
+from decathlon.splits import add_split_arguments
 
 
 def _add_source(p: argparse.ArgumentParser) -> None:
@@ -26,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="a JSON array instead of a table")
     t.add_argument("--check-manifest", action="store_true",
                    help="report how this Toolathlon checkout differs from the 108-task manifest (exit 1 on drift)")
+    add_split_arguments(t)  # the listing: only that split, in curriculum order if one is given
 
     r = sub.add_parser("run", help="run episodes and print their rewards")
     r.add_argument("tasks", nargs="*", metavar="TASK")
@@ -51,8 +53,23 @@ def _parser() -> argparse.ArgumentParser:
                    help="start episodes without the servers that cannot run here (replay-only, not installed) "
                    "instead of failing them; always on with --policy null, which calls no tool")
     r.add_argument("--concurrency", type=int, default=2, help="episodes at once (default 2)")
+    add_split_arguments(r)
+    r.add_argument("--repeats", type=int, default=1, metavar="K",
+                   help="K episodes per task, each in its own sandbox (for Pass@k; `decathlon report` reads them)")
     r.add_argument("--json", action="store_true", help="one JSON object per episode per line")
     r.add_argument("--out", type=Path, help="write per-episode artifacts under this folder")
+
+    rp = sub.add_parser("report", help="Pass@1 (mean ± std over repeats), Pass@k, Pass^k, turns and timings of "
+                        "run folders (--out) and recorded runs; infra errors counted apart")
+    rp.add_argument("dirs", nargs="+", type=Path, metavar="DIR",
+                    help="`decathlon run --out` folders, recorded runs (<task>.json) or an import's output; "
+                    "folders of one run pool as repeats, different runs are shown side by side")
+    rp.add_argument("--json", action="store_true", help="the report as one JSON object")
+    rp.add_argument("--html", type=Path, metavar="FILE", help="also write one self-contained HTML page of the "
+                    "numbers and every episode's trajectory")
+    rp.add_argument("--summary", action="store_true", help="only the overall line of each run, no per-task table")
+    rp.add_argument("--skip-broken", action="store_true", help="report without result files that cannot be read "
+                    "(listed as skipped) instead of failing")
 
     rec = sub.add_parser("record", help="record cassettes: run episodes live and write down all they exchanged")
     rec.add_argument("tasks", nargs="*", metavar="TASK")
@@ -157,6 +174,9 @@ def main(argv: list[str] | None = None) -> None:
         elif ns.command == "run":
             from decathlon.cli_run import run_command
             code = asyncio.run(run_command(ns))
+        elif ns.command == "report":
+            from decathlon.cli_report import report_command
+            code = report_command(ns)
         elif ns.command == "record":
             from decathlon.cli_record import record_command
             code = asyncio.run(record_command(ns))

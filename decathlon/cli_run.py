@@ -13,23 +13,26 @@ from decathlon.console import console as make_console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from decathlon import conflicts
 from decathlon.backends import make_backend
 from decathlon.cassettes import FROM_CASSETTE, cassette_path, cassettes_dir
 from decathlon.episode import EpisodeConfig, EpisodeResult, run_episode
 from decathlon.errors import InfraError
 from decathlon.policies import make_policy
+from decathlon.splits import apply_split_and_curriculum
 from decathlon.tasks import resolve_source, select
+from mocks.cassette.store import write_atomic
 
 PHASES = ("acquire", "setup", "agent", "evaluate", "release")
 
 
-def _table(results: list[EpisodeResult]) -> Table:
+def _table(results: list[EpisodeResult], repeats: int) -> Table:
     table = Table(title="decathlon run")
-    for col in ("task", "reward", "pass", "metrics", "turns", *PHASES, "infra error", "failure"):
+    for col in ("task", *(("repeat",) if repeats > 1 else ()), "reward", "pass", "metrics", "turns", *PHASES, "infra error", "failure"):
         table.add_column(col, justify="right" if col in ("reward", "turns", *PHASES) else "left")
     for r in results:
         metrics = ", ".join(f"{k}={v:g}" for k, v in sorted(r.metrics.items()))
-        table.add_row(r.task, f"{r.reward:.2f}", str(r.passed), metrics, str(r.turns),
+        table.add_row(r.task, *((str(r.repeat),) if repeats > 1 else ()), f"{r.reward:.2f}", str(r.passed), metrics, str(r.turns),
                       *(f"{r.timings[p]:.2f}s" if p in r.timings else "-" for p in PHASES),
                       _brief(r.infra_error), _brief(r.failure))
     return table
@@ -70,13 +73,34 @@ def _internal_error(task: str, exc: BaseException) -> EpisodeResult:
                                             "message": f"{type(exc).__name__}: {exc} (a bug in decathlon; please report it)"})
 
 
+def _summary_line(results: list[EpisodeResult]) -> str:
+    from decathlon.cli_report import _overall
+    from decathlon.report import Episode, Loaded, RunKey, summarise
+    eps = [Episode(r.task, r.repeat, r.passed, r.reward, r.status, r.infra_error, r.failure, r.turns, r.tool_calls,
+                   dict(r.timings), dict(r.metrics)) for r in results]
+    return _overall(summarise([Loaded(RunKey("run", "", None, None), Path("."), None, None, eps)]))
+
+
 async def run_command(ns: argparse.Namespace) -> int:
     if not ns.tasks and not ns.all:
         raise InfraError("usage", "name at least one TASK, or pass --all")
+    if ns.repeats < 1 or ns.concurrency < 1:
+        raise InfraError("usage", f"--repeats and --concurrency take a whole number ≥ 1 "
+                         f"(got --repeats {ns.repeats}, --concurrency {ns.concurrency})")
     _check_out(ns.out)
     source = resolve_source(ns.source)
     ns.mode = ns.mode or ("replay" if ns.policy == "replay" else "live")
     names = select(source, ns.tasks, ns.all)
+    if ns.split != "all" or ns.curriculum is not None:
+        named = None if ns.all else names
+        names = apply_split_and_curriculum(select(source, [], True), ns, named)
+        if named is not None and len(names) < len(named):
+            left = sorted(set(named) - set(names))
+            if not names:
+                raise InfraError("usage", f"none of the named tasks is in the {ns.split} split ({', '.join(left)}); "
+                                 "name tasks of that split, or drop --split")
+            print(f"decathlon: not in the {ns.split} split, left out: {', '.join(left)}", file=sys.stderr)
+    groups = conflicts.load_groups(source)
     try:
         policy = make_policy(ns.policy, source, ns.oracles, ns.cassettes, ns.trajectory)
     except ValueError as exc:
@@ -90,28 +114,41 @@ async def run_command(ns: argparse.Namespace) -> int:
     # episode), so the task's preprocess and evaluator can still be checked.
     omit = ns.omit_unavailable_servers or ns.policy == "null"
     frozen = ns.frozen_clock if ns.frozen_clock is not None else ns.mode == "rerun"
+    # live servers may share outside state across tasks of a conflict group; cassettes do not
+    live = ns.mode not in FROM_CASSETTE
+    info = {"run_id": run_id, "source": str(source), "source_name": source.name, "policy": ns.policy,
+            "backend": ns.backend, "mode": ns.mode}
+    if ns.out is not None:
+        write_atomic(ns.out / "run.json", json.dumps({**info, "repeats": ns.repeats, "launch_time": ns.launch_time,
+                                                      "tasks": names}, indent=2) + "\n")
 
-    async def one(task: str) -> EpisodeResult:
-        async with gate:
+    async def one(task: str, repeat: int) -> EpisodeResult:
+        # the group's lock before a concurrency slot: a task waiting for its group holds no slot idle
+        async with conflicts.hold(groups, task, live) as held, gate:
             cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
                                 launch_time=ns.launch_time, max_turns=ns.max_turns, mode=ns.mode, out_dir=ns.out,
                                 cassette=cassette_path(tapes, task) if ns.mode in FROM_CASSETTE else None,
-                                omit_unavailable_servers=omit, frozen_clock=frozen)
+                                omit_unavailable_servers=omit, frozen_clock=frozen, repeat=repeat,
+                                repeat_folder=ns.repeats > 1, run_info=info, conflict_group=held.group,
+                                conflict_wait=held.waited)
             try:
-                return await run_episode(cfg, backend, policy)
+                result = await run_episode(cfg, backend, policy)
             except Exception as exc:  # noqa: BLE001 - one episode's bug must not cancel the others
-                return _internal_error(task, exc)
+                result = _internal_error(task, exc)
+                result.repeat = repeat
+            return result
 
     jobs: list[asyncio.Task[EpisodeResult]] = []
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=ns.json) as progress:
-            bar = progress.add_task(f"{len(names)} episodes ({ns.policy}, {ns.backend})", total=len(names))
-            jobs += [asyncio.create_task(one(n)) for n in names]
+            episodes = [(n, i) for i in range(1, ns.repeats + 1) for n in names]
+            bar = progress.add_task(f"{len(episodes)} episodes ({ns.policy}, {ns.backend})", total=len(episodes))
+            jobs += [asyncio.create_task(one(n, i)) for n, i in episodes]
             for job in asyncio.as_completed(jobs):
                 r = await job
                 progress.advance(bar)
-                progress.console.print(f"{r.task}: reward {r.reward:.2f}"
+                progress.console.print(f"{r.task}{f' #{r.repeat}' if ns.repeats > 1 else ''}: reward {r.reward:.2f}"
                                        + (f" [red]{r.infra_error['kind']}[/]" if r.infra_error else "")
                                        + (f" [yellow]failure: {r.failure['kind']}[/]" if r.failure else ""))
             results = [j.result() for j in jobs]
@@ -124,9 +161,11 @@ async def run_command(ns: argparse.Namespace) -> int:
             await asyncio.to_thread(close)
     if ns.json:
         for r in results:
-            row = {"task": r.task, "reward": r.reward, "pass": r.passed, "metrics": r.metrics,
+            row = {"task": r.task, "repeat": r.repeat, "reward": r.reward, "pass": r.passed, "metrics": r.metrics,
                    "infra_error": r.infra_error, "failure": r.failure, "timings": r.timings,
                    "turns": r.turns, "tool_calls": r.tool_calls, "status": r.status}
+            if r.conflict_group is not None:
+                row["conflict_group"], row["conflict_wait"] = r.conflict_group, r.conflict_wait
             if r.omitted_servers:
                 row["omitted_servers"] = r.omitted_servers
             if r.replayed_servers is not None:  # a rerun: the real verdict beside the recorded one
@@ -134,5 +173,7 @@ async def run_command(ns: argparse.Namespace) -> int:
                 row["replayed_servers"] = r.replayed_servers
             sys.stdout.write(json.dumps(row) + "\n")
     else:
-        make_console().print(_table(results))
+        out = make_console()
+        out.print(_table(results, ns.repeats))
+        out.print(_summary_line(results))
     return 1 if any(r.infra_error for r in results) else 0

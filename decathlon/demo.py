@@ -2,14 +2,14 @@
 
 Every mini task with its oracle, and, where the recorded Toolathlon runs are present, every imported
 recorded task replayed from its cassette; the result tables go to the log, the artifacts and a
-summary (summary.json, index.html) to --out, which is then served over HTTP until stopped.
+summary (summary.json) and the results page (index.html, as `decathlon report --html` writes it) to
+--out, which is then served over HTTP until stopped.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import functools
-import html
 import http.server
 import json
 import os
@@ -69,23 +69,21 @@ def run_suites(backend: str, out: Path) -> dict:
                                    "mean_reward": round(sum(r["reward"] for r in rows) / len(rows), 4) if rows else 0.0,
                                    "infra_errors": sum(1 for r in rows if r["infra_error"]), "results": rows}
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    (out / "index.html").write_text(_html(summary), encoding="utf-8")
+    write_page(out, [out / name for name in summary["suites"]])
     return summary
 
 
-def _html(summary: dict) -> str:
-    parts = [f"<html><head><title>decathlon demo</title></head><body><h1>decathlon demo ({summary['backend']})</h1>",
-             '<p><a href="summary.json">summary.json</a></p>']
-    for name, suite in summary["suites"].items():
-        parts.append(f"<h2>{html.escape(name)}: {suite['tasks']} tasks, policy {suite['policy']}, "
-                     f"mean reward {suite['mean_reward']}, infra errors {suite['infra_errors']}</h2>")
-        parts.append("<table border=1><tr><th>task</th><th>reward</th><th>pass</th><th>infra error</th></tr>")
-        for r in suite["results"]:
-            err = f"{r['infra_error']['kind']}: {r['infra_error']['message'][:120]}" if r["infra_error"] else ""
-            parts.append(f"<tr><td><a href=\"{name}/{html.escape(r['task'])}/\">{html.escape(r['task'])}</a></td>"
-                         f"<td>{r['reward']:.2f}</td><td>{r['pass']}</td><td>{html.escape(err)}</td></tr>")
-        parts.append("</table>")
-    return "\n".join(parts) + "</body></html>\n"
+def write_page(out: Path, folders: list[Path]) -> None:
+    """index.html: `decathlon report --html` over the demo's runs, the numbers and every trajectory."""
+    from decathlon.report import build_report, trajectory
+    from decathlon.report_html import render_html
+    folders = [f for f in folders if f.is_dir() and next(f.rglob("result.json"), None) is not None]
+    if not folders:
+        return
+    report = build_report(folders, skip_broken=True)
+    (out / "index.html").write_text(render_html(report, trajectory), encoding="utf-8")
+    # a browser asks every server for /favicon.ico; an empty one keeps a 404 out of the page's console
+    (out / "favicon.ico").write_bytes(b"")
 
 
 def serve(out: Path, port: int) -> None:

@@ -37,6 +37,18 @@ class EpisodeConfig:
     record_to: Path | None = None  # record: the folder that receives <task>.cassette.json and its trajectory
     omit_unavailable_servers: bool = False  # start without servers that cannot run here (a policy calling no tool)
     frozen_clock: bool = False  # the task's own processes start at launch_time as "now" (task_api/clock.py)
+    repeat: int = 1  # which of the task's --repeats this episode is (1-based)
+    repeat_folder: bool = False  # artifacts under <out>/<task>/repeat-<i>/ (more than one repeat) or <out>/<task>/
+    run_info: dict = field(default_factory=dict)  # what ran (source, policy, backend, mode): `report` groups by it
+    conflict_group: str | None = None  # live mode: the task's conflict group held for this episode
+    conflict_wait: float = 0.0  # seconds waited for another task of that group
+
+    @property
+    def folder(self) -> Path | None:
+        """This episode's artifacts folder under --out."""
+        if self.out_dir is None:
+            return None
+        return self.out_dir / self.task / f"repeat-{self.repeat}" if self.repeat_folder else self.out_dir / self.task
 
 
 @dataclass
@@ -57,6 +69,12 @@ class EpisodeResult:
     # rerun only: the recorded verdict, and the servers answered from the recording (and why)
     recorded_pass: bool | None = None
     replayed_servers: list[dict] | None = None
+    repeat: int = 1
+    run: dict = field(default_factory=dict)
+    started: float | None = None  # wall clock (epoch seconds) at acquire and after release
+    finished: float | None = None
+    conflict_group: str | None = None  # live mode: the task's conflict group, and how long it waited for it
+    conflict_wait: float = 0.0
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -66,6 +84,9 @@ class EpisodeResult:
         if d["replayed_servers"] is None:  # not a rerun
             d.pop("replayed_servers")
             d.pop("recorded_pass")
+        if d["conflict_group"] is None:
+            d.pop("conflict_group")
+            d.pop("conflict_wait")
         return d
 
 
@@ -100,7 +121,8 @@ def _release_orphan(fut: asyncio.Future) -> None:
 
 
 async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> EpisodeResult:
-    result = EpisodeResult(cfg.task)
+    result = EpisodeResult(cfg.task, repeat=cfg.repeat, run=dict(cfg.run_info), started=time.time(),
+                           conflict_group=cfg.conflict_group, conflict_wait=cfg.conflict_wait)
     sandbox: Sandbox | None = None
     messages: list[dict] = []
     loop: Loop | None = None
@@ -156,6 +178,7 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
                 await _save_artifacts(cfg, sandbox, messages)
             finally:  # whatever saving did, the sandbox goes
                 await _release(sandbox, result)
+        result.finished = time.time()
         _write_result(cfg, result)
     return result
 
@@ -183,12 +206,11 @@ async def _release(sandbox: Sandbox, result: EpisodeResult) -> None:
 
 
 def _write_result(cfg: EpisodeConfig, result: EpisodeResult) -> None:
-    if cfg.out_dir is None:
+    if cfg.folder is None:
         return
     try:
-        folder = cfg.out_dir / cfg.task
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "result.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+        # whole or absent: a run killed here must not leave a truncated result for `report` to trip on
+        write_atomic(cfg.folder / "result.json", json.dumps(result.to_json(), indent=2))
     except OSError as exc:
         _warn(f"could not write the result of {cfg.task} under {cfg.out_dir}: {exc}")
 
@@ -210,9 +232,9 @@ async def _keep_recording(cfg: EpisodeConfig, sandbox: Sandbox) -> None:
 async def _save_artifacts(cfg: EpisodeConfig, sandbox: Sandbox, messages: list[dict]) -> None:
     """The sandbox's files and the conversation, under --out. Never raises: a failure to save is
     reported, and the sandbox is released all the same."""
-    if cfg.out_dir is None:
+    folder = cfg.folder
+    if folder is None:
         return
-    folder = cfg.out_dir / cfg.task
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name in ARTIFACTS:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import verifiers.v1 as vf
 from pydantic import PrivateAttr
 
-from decathlon import errors
+from decathlon import conflicts, errors
 from decathlon.agent_loop import StopLoop
 from decathlon.backends import make_backend
 from decathlon.backends.base import Sandbox, SandboxSpec
@@ -96,12 +97,21 @@ class Episode:
     released: bool = False
     saved: bool = False
     failure: dict | None = None  # the episode's own failure after the agent acted (see `fail`): scored 0
+    held: conflicts.Held | None = None  # the task's conflict group, held from acquire to release
+    started: float | None = None
 
     async def acquire(self, episode_id: str) -> None:
-        """Acquire the sandbox (bounded, and shielded from cancellation)."""
+        """Acquire the sandbox (bounded, and shielded from cancellation), after the task's conflict group:
+        rollouts are live, so two tasks of one group never hold sandboxes at once in this process."""
+        self.started = time.time()
+        self.held = await conflicts.take(conflicts.groups_of(str(self.source)), self.task, live=True)
         run_id = os.environ.get("VF_RUN_ID") or _PROCESS_RUN
         spec = SandboxSpec(run_id, episode_id, self.task, self.source, {"decathlon.harness": "verifiers"})
-        self.sandbox = await acquire(make_backend(self.backend), spec)
+        try:
+            self.sandbox = await acquire(make_backend(self.backend), spec)
+        except BaseException:
+            self.held.release()
+            raise
         self.session = TaskSession(self.sandbox)
 
     def evaluate(self, status: str) -> asyncio.Future[EvalResult]:
@@ -137,21 +147,31 @@ class Episode:
                   "metrics": verdict.metrics if verdict else {}, "reward": trace.reward if trace.ok else None,
                   "rewards": {k: (r.score if r else None) for k, r in trace.rewards.items()},
                   "infra_error": trace.info.get("infra_error"), "failure": self.failure,
-                  "errors": [e.message for e in trace.errors]}
+                  "errors": [e.message for e in trace.errors],
+                  "run": {"source": str(self.source), "source_name": self.source.name, "policy": "verifiers",
+                          "backend": self.backend, "mode": "live"},
+                  "started": self.started, "finished": time.time()}
+        if self.held is not None and self.held.group is not None:
+            result.update(conflict_group=self.held.group, conflict_wait=self.held.waited)
         (folder / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
 
     async def release(self) -> None:
-        """Release the sandbox; idempotent, bounded, and never raises (the rollout's outcome stands)."""
-        if self.released or self.sandbox is None:
-            self.released = True
-            return
-        self.released = True
-        if self.evaluation is not None and not self.evaluation.done():
-            self.evaluation.cancel()
+        """Release the sandbox, then the conflict group; idempotent, bounded, and never raises (the
+        rollout's outcome stands)."""
         try:
-            await asyncio.wait_for(asyncio.shield(self.sandbox.release()), RELEASE_TIMEOUT)
-        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - `decathlon gc` collects by label
-            pass
+            if self.released or self.sandbox is None:
+                self.released = True
+                return
+            self.released = True
+            if self.evaluation is not None and not self.evaluation.done():
+                self.evaluation.cancel()
+            try:
+                await asyncio.wait_for(asyncio.shield(self.sandbox.release()), RELEASE_TIMEOUT)
+            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - `decathlon gc` collects by label
+                pass
+        finally:
+            if self.held is not None:
+                self.held.release()
 
 
 class DecathlonState(vf.State):

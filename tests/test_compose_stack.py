@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from browser import report_page
 from conftest import REPO
 from conformance import compose as compose_mod
 
@@ -70,3 +71,10 @@ def test_compose_up_serves_the_demo_summary(compose_env):
         assert {r["task"]: r["reward"] for r in mini["results"]} == EXPECTED, logs[-4000:]
         assert mini["infra_errors"] == 0
         assert "decathlon run" in logs and "csv-sales-summary" in logs  # the result table is in the log
+        # the results page, served where the bare summary used to be, with the mini run's numbers
+        problems: list[str] = []
+        with report_page(f"http://127.0.0.1:{port}/", problems) as page:
+            shown = page.locator('#overall tr[data-run="0"] td[data-metric="pass@1"]').inner_text()
+            assert shown.startswith("100.0%"), shown
+            assert page.locator("tr.task").count() == len(EXPECTED)
+        assert not problems, problems

@@ -278,3 +278,26 @@ def test_verifiers_rollouts_of_one_conflict_group_hold_their_sandboxes_one_at_a_
     assert inside == [("in", group[0]), ("out", group[0]), ("in", group[1]), ("out", group[1])]
     # a task outside the group did not wait for it
     assert log.index(("in", "project-deadlines")) < log.index(("out", group[0]))
+
+
+# --------------------------------------------------------------- the real checkout (TOOLATHLON_ROOT; never in CI)
+
+@pytest.mark.checkout
+def test_the_checkouts_conflict_groups_and_its_split() -> None:
+    import os
+    root = os.environ.get("TOOLATHLON_ROOT")
+    if not root:
+        pytest.fail("set TOOLATHLON_ROOT to an unmodified Toolathlon checkout to run the checkout tests")
+    groups = conflicts.load_groups(Path(root))
+    assert len(set(groups.values())) == 3 and len(groups) == 6
+    assert groups["woocommerce-product-recall"] == "woocommerce-customer-survey,woocommerce-product-recall"
+    sizes = []
+    for split in ("train", "test"):
+        p = _cli("tasks", "--source", root, "--split", split, "--json")
+        assert p.returncode == 0, p.stderr
+        sizes.append({t["id"] for t in json.loads(p.stdout)})
+    train, test = sizes
+    assert (len(train), len(test)) == (80, 28) and not train & test
+    # the manifest's 108 tasks split alike: a checkout and an import of it train on the same tasks
+    manifest = json.loads(_cli("tasks", "--source", "toolathlon-manifest", "--split", "train", "--json").stdout)
+    assert {t["id"] for t in manifest} == train

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# A test run started in the background of a non-interactive shell (`ci/test &`, nohup) inherits SIGINT
+# ignored, and so would every command a test starts: the tests of Ctrl-C handling would see it ignored.
+# Each worker takes Python's own handler back, so the commands it starts get the default disposition.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "fixtures" / "toolathlon-mini"

@@ -346,7 +346,7 @@ def _label(key: RunKey, backends: list[str]) -> str:
     if key.kind == "recorded":
         return f"recorded · {key.source}"
     parts = [key.source, key.policy or "?"] + (["+".join(backends)] if backends else [])
-    if key.mode and key.mode != "live":
+    if key.mode and key.mode not in ("live", key.policy):  # "replay · replay" says nothing twice
         parts.append(key.mode)
     return " · ".join(parts)
 

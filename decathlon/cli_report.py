@@ -18,7 +18,8 @@ def _num(x: float | None, digits: int = 2) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def _overall(run: dict) -> str:
+def overall_line(run: dict) -> str:
+    """A run's overall numbers in one line."""
     p1 = run["pass@1"]
     std = f" ± {p1['std']:.2f}" if p1["std"] is not None else ""
     k = run["k"]
@@ -65,7 +66,7 @@ def report_command(ns: argparse.Namespace) -> int:
     for run in report["runs"]:
         if not ns.summary:
             console.print(_task_table(run))
-        console.print(f"[bold]{run['label']}[/]: {_overall(run)}")
+        console.print(f"[bold]{run['label']}[/]: {overall_line(run)}")
         for c in run["conflicts"]:
             console.print(f"  conflict group {' + '.join(c['group'].split(','))}: {c['waited_episodes']} episode(s) "
                           f"waited {c['wait_seconds']:.1f} s in all for another task of the group (live mode)")

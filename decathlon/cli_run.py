@@ -74,11 +74,9 @@ def _internal_error(task: str, exc: BaseException) -> EpisodeResult:
 
 
 def _summary_line(results: list[EpisodeResult]) -> str:
-    from decathlon.cli_report import _overall
-    from decathlon.report import Episode, Loaded, RunKey, summarise
-    eps = [Episode(r.task, r.repeat, r.passed, r.reward, r.status, r.infra_error, r.failure, r.turns, r.tool_calls,
-                   dict(r.timings), dict(r.metrics)) for r in results]
-    return _overall(summarise([Loaded(RunKey("run", "", None, None), Path("."), None, None, eps)]))
+    from decathlon.cli_report import overall_line
+    from decathlon.report import summarise_results
+    return overall_line(summarise_results([r.to_json() for r in results]))
 
 
 async def run_command(ns: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,15 +63,13 @@ class Episode:
                 "conflict_wait": self.conflict_wait, "ref": self.ref}
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunKey:
+    """What makes results one run: episodes under one key pool as repeats."""
     kind: str  # "run" | "recorded"
     source: str
     policy: str | None
     mode: str | None
-
-    def as_tuple(self) -> tuple:
-        return (self.kind, self.source, self.policy, self.mode)
 
 
 @dataclass
@@ -126,24 +124,28 @@ def _broken_error(folder: Path, broken: list[str]) -> InfraError:
 
 
 def _load_run(folder: Path, results: list[Path], skip_broken: bool) -> Loaded:
-    meta: dict = {}
+    meta: dict = {}  # run.json: what ran, for results written before each result said so itself
+    broken: list[str] = []
     if (folder / RUN_FILE).is_file():
         try:
             meta = _read_json(folder / RUN_FILE, "run description")
-        except _Broken:
-            meta = {}
-    episodes, broken, keys, backends = [], [], {}, set()
+        except _Broken as exc:
+            broken.append(str(exc))
+    episodes, keys, backends = [], Counter(), set()
     for path in results:
         try:
             r = _read_json(path, "result file")
-            ep = _episode_from_result(r, path)
         except _Broken as exc:
             broken.append(str(exc))
             continue
+        try:
+            ep = episode_of(r, str(path.parent))
+        except _Broken as exc:
+            broken.append(f"{path}: {exc}")
+            continue
         run = r.get("run") if isinstance(r.get("run"), dict) else meta
-        key = RunKey("run", str(run.get("source_name") or run.get("source") or folder.name),
-                     run.get("policy"), run.get("mode"))
-        keys.setdefault(key.as_tuple(), [key, 0])[1] += 1
+        keys[RunKey("run", str(run.get("source_name") or run.get("source") or folder.name),
+                    run.get("policy"), run.get("mode"))] += 1
         if run.get("backend"):
             backends.add(run["backend"])
         episodes.append(ep)
@@ -151,14 +153,14 @@ def _load_run(folder: Path, results: list[Path], skip_broken: bool) -> Loaded:
         raise _broken_error(folder, broken)
     if len(keys) > 1:
         kinds = ", ".join(f"{n} of source {k.source}, policy {k.policy}, mode {k.mode}"
-                          for k, n in sorted(keys.values(), key=lambda kv: kv[0].as_tuple(), reverse=False))
+                          for k, n in sorted(keys.items(), key=lambda kn: repr(kn[0])))
         raise InfraError("mixed_results", f"{folder} mixes the results of different runs ({kinds}); their "
                          "rates mean nothing together. Give each run its own --out folder and report the "
                          "folders side by side: decathlon report DIR1 DIR2")
     if not episodes:
         raise InfraError("no_results", f"{folder} holds no readable result; give {EXPECTED}")
     _number_repeats(episodes)
-    key = next(iter(keys.values()))[0]
+    key = next(iter(keys))
     return Loaded(key, folder, "+".join(sorted(backends)) or meta.get("backend"), meta.get("repeats"), episodes,
                   broken)
 
@@ -172,10 +174,11 @@ def _number_repeats(episodes: list[Episode]) -> None:
             e.repeat = seen[e.task]
 
 
-def _episode_from_result(r: dict, path: Path) -> Episode:
+def episode_of(r: dict, ref: str | None = None) -> Episode:
+    """One episode from a result as `decathlon run` writes it (EpisodeResult.to_json), or a verifiers rollout's."""
     task = r.get("task")
     if not isinstance(task, str) or "reward" not in r:
-        raise _Broken(f"{path}: not a decathlon result (no task or reward)")
+        raise _Broken("not a decathlon result (no task or reward)")
     try:
         return Episode(task=task, repeat=int(r.get("repeat") or 0), passed=r.get("pass"),
                        reward=float(r.get("reward") or 0.0), status=r.get("status"),
@@ -184,9 +187,9 @@ def _episode_from_result(r: dict, path: Path) -> Episode:
                        timings={k: float(v) for k, v in (r.get("timings") or {}).items()},
                        metrics={k: float(v) for k, v in (r.get("metrics") or {}).items()},
                        conflict_group=r.get("conflict_group"), conflict_wait=float(r.get("conflict_wait") or 0.0),
-                       ref=str(path.parent))
+                       ref=ref)
     except (TypeError, ValueError, AttributeError) as exc:
-        raise _Broken(f"{path}: a field has the wrong type ({exc})") from None
+        raise _Broken(f"a field has the wrong type ({exc})") from None
 
 
 def _recorded_episode(task: str, run: dict, ref: str) -> Episode:
@@ -357,8 +360,13 @@ def build_report(paths: list[Path], skip_broken: bool = False) -> dict:
     groups: dict[tuple, list[Loaded]] = {}
     for path in paths:
         for part in load_folder(Path(path), skip_broken):
-            groups.setdefault(part.key.as_tuple(), []).append(part)
+            groups.setdefault(part.key, []).append(part)
     return {"note": NOTE, "runs": [summarise(parts) for parts in groups.values()]}
+
+
+def summarise_results(results: list[dict]) -> dict:
+    """The numbers of results held in memory (a run that has just ended), as summarise gives them."""
+    return summarise([Loaded(RunKey("run", "", None, None), Path("."), None, None, [episode_of(r) for r in results])])
 
 
 def pass_rates(paths: list[Path]) -> dict[str, float]:

@@ -124,6 +124,10 @@ def test_a_truncated_result_file_is_named_and_skip_broken_reports_without_it(tmp
     assert "--skip-broken" in err.value.message
     run = build_report([folder], skip_broken=True)["runs"][0]
     assert [t["task"] for t in run["tasks"]] == ["a"] and len(run["skipped"]) == 1
+    (folder / "run.json").write_text('{"source": ')  # the run's description, cut short, is named too
+    with pytest.raises(InfraError) as err:
+        build_report([folder])
+    assert "run.json" in err.value.message and "2 result file(s)" in err.value.message
 
 
 def test_the_cli_reports_bad_input_as_an_error_not_a_traceback(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from mocks.cassette.errors import CassetteError
 from mocks.cassette.redact import Redactor, secrets_from_env
 from mocks.cassette.store import load as load_cassette_file
 from mocks.replay.server import build_server as build_replay_server
+from task_api import services
 from task_api.recording import FrameworkReplay, LocalReplay, Recorder
 from task_api.servers_config import ServerSpec
 from task_api.tool_calls import Executor, elapsed_ms
@@ -102,6 +103,8 @@ class Daemon:
             local_replay = LocalReplay(cassette.get("local", {}), workspace)
             if "framework" in cassette:
                 framework = FrameworkReplay(cassette["framework"], workspace)
+        # A daemon forked by the zygote is not yet in the episode's network namespace; its servers must be.
+        services.join(self.spec.get("services"))
         self.servers = await start_all(specs, self.home.server_logs, factories)
         if mode == "record":
             self.recorder = Recorder(workspace)
@@ -155,6 +158,8 @@ class Daemon:
                 args = json.dumps(args, ensure_ascii=False)
             start = time.monotonic()
             out = await self.executor.run(tool, args)
+            # A tool answered by a service that died is no result of the agent's: the episode is infra's.
+            services.check(self.spec.get("services"), "during the agent's tool call")
             reply = {"content": out.content, "is_error": out.is_error, "elapsed_ms": elapsed_ms(start)}
             if out.context:
                 reply["context"] = out.context

@@ -22,7 +22,7 @@ from pathlib import Path
 from mocks.cassette.canonical import tokenize
 from mocks.cassette.redact import Redactor, secrets_from_env
 from mocks.cassette.store import save, write_atomic
-from task_api import modes
+from task_api import modes, services
 from task_api.client import DaemonError, request
 from task_api.clock import frozen_env
 from task_api.errors import InfraError, tail
@@ -98,8 +98,13 @@ def evaluate(home: Home, messages_file: str, status: str) -> dict:
         else:
             report = freeze(Path(session["workspace"]), users)
             clock = frozen_env(session["launch_time"]) if session.get("frozen_clock") else {}
-            result.update(_run_evaluator(home, session, {**modes.http_env(home, mode, "evaluator"), **clock}, users,
-                                         report))
+            record = session.get("services")
+            services.join(record)
+            services.check(record, "before grading")
+            result.update(_run_evaluator(home, session, {**modes.http_env(home, mode, "evaluator"),
+                                                         **services.http_live(record), **clock}, users, report))
+            # An evaluator that found a service gone failed for infra's reason, not the agent's.
+            services.check(record, "while the evaluator ran")
             modes.check_http_misses(home, mode, "evaluation")
     if recording is not None:
         result["cassette"] = str(_write_cassette(home, session, recording, status, result))

@@ -34,7 +34,20 @@ def alive(pid: int) -> bool:
         return True
 
 
+def stop_leftovers(home: Home) -> None:
+    """What the preprocess left running in its process group (task_api.setup.LEFTOVERS)."""
+    try:
+        pgid = int((home.state / "preprocess.pgid").read_text())
+        os.killpg(pgid, signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+
+
 def teardown(home: Home) -> dict:
+    from task_api import services  # it imports this module
+
+    services.stop(home)
+    stop_leftovers(home)
     pid = _pid(home)
     if pid is None or not alive(pid):
         home.socket.unlink(missing_ok=True)

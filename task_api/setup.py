@@ -13,7 +13,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from task_api import modes, task_copy
+from task_api import modes, runner_shims, services, task_copy
 from task_api.catalogue import runnable_servers, split_for_rerun
 from task_api.clock import behind, frozen_env
 from task_api.errors import InfraError, tail
@@ -27,6 +27,7 @@ from task_api.users import Users
 
 PREPROCESS_TIMEOUT = float(os.environ.get("DECATHLON_PREPROCESS_TIMEOUT", "600"))
 # Folders Toolathlon prepares in the workspace for servers that keep state there.
+LEFTOVERS = "preprocess.pgid"
 SERVER_FOLDERS = {"arxiv_local": "arxiv_local_storage", "memory": "memory"}
 
 
@@ -69,7 +70,11 @@ def grader_env(home: Home, extra: dict[str, str] | None = None) -> dict[str, str
     written beside the checkout their episode root links to. Not PYTHONPYCACHEPREFIX: a fresh prefix
     per episode also hides the task environment's compiled site-packages, and recompiling pandas and
     the openai-agents stack cost 2.5 s per process (preflight, preprocess, evaluator)."""
-    return {**(extra or {}), "HOME": str(home.grader_home), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**(extra or {}), "HOME": str(home.grader_home), "PYTHONDONTWRITEBYTECODE": "1"}
+    shims = home.grader_home / "bin"
+    if shims.is_dir():  # uvx, npx, uv as the scripts call them (task_api/runner_shims.py)
+        env["PATH"] = f"{shims}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+    return env
 
 
 # Imports the evaluator as a module (its `if __name__ == "__main__"` does not run): the only failures
@@ -142,6 +147,9 @@ def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str], use
     run = run_module(task.module("preprocess"), ["--agent_workspace", str(home.workspace), "--launch_time", launch],
                      cwd=task.source, timeout=PREPROCESS_TIMEOUT, env=grader_env(home, env),
                      prefix=users.prefix("grader"))
+    # Some preprocesses leave a server behind for the agent (meeting-assign: `nohup … http.server 30137 &`):
+    # it lives until the episode ends, and then goes (teardown, or the local backend's release).
+    (home.state / LEFTOVERS).write_text(str(run.pgid), encoding="utf-8")
     if run.exit_code is None:
         raise InfraError("preprocess_timeout", f"preprocess of {task.name} ran over {PREPROCESS_TIMEOUT:.0f} s; "
                          f"output tail: {tail(run.output)}")
@@ -233,6 +241,11 @@ def _wait_ready(home: Home, daemon: DaemonHandle, spec: dict) -> dict:
     raise InfraError("daemon_timeout", "the episode daemon was not ready in time; see run/daemon.log")
 
 
+def _public(record: dict | None) -> dict:
+    """What the host hears of the episode's services: which, at which ports."""
+    return {n: {"ports": i["ports"]} for n, i in sorted((record or {}).get("services", {}).items())}
+
+
 def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str,
           cassette: str | None = None, omit_unavailable: bool = False, frozen_clock: bool = False) -> dict:
     began = time.monotonic()
@@ -251,6 +264,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         servers, omitted = runnable_servers(raw_configs, task.servers, default_servers_dir(), omit_unavailable)
     users = Users.from_env()
     _prepare_home(home, users)
+    runner_shims.install(home.grader_home / "bin")
     t = time.monotonic()
     original, (task, config_modules) = task, task_copy.make(task, home.task_root)
     users.give(home.task_root, "grader")
@@ -259,16 +273,26 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     modes.hand_http(home, mode, users)
     launch = modes.launch_time(tape, launch_time)
     clock = frozen_env(launch) if frozen_clock else {}
+    # An imported recorded run (no scripts of its own) talks to no service: its tools are replayed.
+    wanted = services.needed(task.servers) if task.has_preprocess or task.evaluator.is_file() else []
+    services.isolate(task.name, wanted)
     daemon = _spawn_daemon(home)
     preflight = None
+    service_record = None
     try:
+        t = time.monotonic()
+        service_record = services.start(home, task.name, wanted, users, clock)
+        if service_record:
+            timings["services_start"] = time.monotonic() - t
+
         t = time.monotonic()
         _fresh_workspace(home, task)
         users.give(home.workspace, "grader")
         timings["workspace"] = time.monotonic() - t
 
         t = time.monotonic()
-        _preprocess(home, task, launch, {**modes.http_env(home, mode, "preprocess"), **clock}, users, original)
+        _preprocess(home, task, launch, {**modes.http_env(home, mode, "preprocess"), **services.http_live(service_record),
+                                         **clock}, users, original)
         modes.check_http_misses(home, mode, "preprocess")
         timings["preprocess"] = time.monotonic() - t
 
@@ -287,7 +311,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         specs += modes.replayed_specs([r["name"] for r in replayed])
         ready = _wait_ready(home, daemon, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
                                            "server_order": [s for s in task.servers if s not in skipped],
-                                           "local_tools": task.local_tools,
+                                           "local_tools": task.local_tools, "services": service_record,
                                            "mode": mode, "cassette": str(home.cassette_in) if tape else None})
         timings["servers"] = time.monotonic() - t
         t = time.monotonic()
@@ -296,6 +320,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     except BaseException:
         # No half-set-up episode: the daemon (and any server it started) goes with the failure.
         daemon.kill_group()
+        services.stop(home)
         if preflight is not None and preflight.poll() is None:
             os.killpg(preflight.pid, signal.SIGKILL)
             preflight.wait()
@@ -308,10 +333,10 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         "task": task.name, "mode": mode, "tools": ready["tools"], "system_prompt": system_prompt, "prompt": prompt,
         "launch_time": launch, "workspace": str(home.workspace), "servers": ready["servers"],
         "unknown_local_tools": ready["unknown_local_tools"], "omitted_servers": omitted,
-        "replayed_servers": replayed,
+        "replayed_servers": replayed, "services": _public(service_record),
         "timings": {k: round(v, 4) for k, v in timings.items()},
     }
-    session = {**result, "frozen_clock": bool(clock), "source": str(src), "task_root": str(task.source), "config_modules": config_modules,
+    session = {**result, "services": service_record, "frozen_clock": bool(clock), "source": str(src), "task_root": str(task.source), "config_modules": config_modules,
                "config": task.config, "cassette": str(home.cassette_in) if tape else None,
                "cassette_meta": tape["meta"] if tape else None,
                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}

@@ -18,6 +18,7 @@ class ScriptRun:
     exit_code: int | None  # None: killed at the timeout
     output: str
     elapsed: float
+    pgid: int = 0  # its process group, where whatever it left running in the background still is
 
 
 def task_python() -> str:
@@ -79,4 +80,4 @@ def run_module(module: str, args: list[str], cwd: Path, timeout: float, env: dic
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         code = None
-    return ScriptRun(code, out.decode("utf-8", "replace"), time.monotonic() - start)
+    return ScriptRun(code, out.decode("utf-8", "replace"), time.monotonic() - start, proc.pid)

@@ -24,7 +24,7 @@ from decathlon.errors import InfraError
 from decathlon.replies import EXEC_OUTPUT_MAX, STDERR_KEPT, read_capped, read_tail
 from task_api.home import Home
 from mocks.cassette.redact import secret_names
-from task_api.lifecycle import alive
+from task_api.lifecycle import alive, stop_leftovers
 
 PREFIX = "decathlon-ep-"
 LABELS_FILE = "labels.json"
@@ -99,7 +99,8 @@ class LocalSandbox:
             raise InfraError("sandbox_released", f"sandbox {self.id} was already released")
         if argv and argv[0] == "task-api":
             argv = [*_task_api_argv(), *argv[1:]]
-        env = {**sandbox_env(), "TASK_API_HOME": str(self.root)}
+        # Its services listen at the tasks' fixed ports: in a network namespace of the episode's own here.
+        env = {**sandbox_env(), "TASK_API_HOME": str(self.root), "TASK_API_PRIVATE_NETNS": "1"}
         zygote = zygote_socket()
         if zygote:
             env["TASK_API_ZYGOTE"] = zygote
@@ -194,6 +195,11 @@ def _destroy(root: Path) -> None:
         except ProcessLookupError:
             pass
         _killpg(pid)  # children that outlived their daemon
+    try:  # the episode's services (task_api.services), which live apart from the daemon until grading is done
+        _killpg(int(json.loads((root / "state" / "services.json").read_text())["supervisor"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    stop_leftovers(Home(root))  # and what its preprocess left running
     # A daemon whose home path is too long for a socket address listens in /tmp, outside the folder;
     # one that was killed (by its agent, or SIGKILL) could not remove it itself.
     sock = Home(root).socket

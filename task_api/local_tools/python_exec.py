@@ -18,7 +18,9 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def _interpreter() -> str:
-    return os.environ.get("DECATHLON_AGENT_PYTHON") or sys.executable
+    """Upstream's agent runs python-execute in the checkout's own environment (pandas, openpyxl…): the
+    task interpreter where one is set, unless DECATHLON_AGENT_PYTHON names another."""
+    return os.environ.get("DECATHLON_AGENT_PYTHON") or os.environ.get("DECATHLON_TASK_PYTHON") or sys.executable
 
 
 def _script_name(code: str, filename: str | None) -> str:

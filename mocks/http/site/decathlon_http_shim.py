@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import decathlon_http_store as store
 from decathlon_http_guard import SocketGuard, miss_error
 from decathlon_http_redact import Redactor
-from decathlon_http_store import ENV_DIR, ENV_LABEL, ENV_MODE, ENV_REDACT, ENV_SHIM
+from decathlon_http_store import ENV_DIR, ENV_LABEL, ENV_LIVE, ENV_MODE, ENV_REDACT, ENV_SHIM
 
 VCR_VERSION = "9.4.2"  # the cassette hooks below override vcrpy internals of this version
 NEAREST = 3
@@ -119,8 +119,21 @@ class Core:
 
     def __init__(self, workdir: Path, label: str, redactor: Redactor) -> None:
         self.workdir, self.label, self.redactor = workdir, label, redactor
+        self.live = frozenset(h.strip().lower() for h in os.environ.get(ENV_LIVE, "").split(",") if h.strip())
         self.lock = threading.Lock()
         workdir.mkdir(parents=True, exist_ok=True)
+
+    def is_live(self, request: Any) -> bool:
+        """A request to one of the episode's own services (host:port in DECATHLON_HTTP_LIVE): never
+        recorded nor replayed, as the services run in every mode."""
+        if not self.live:
+            return False
+        try:
+            parts = urlsplit(str(request.uri))
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return False
+        return f"{(parts.hostname or '').lower()}:{port}" in self.live
 
     def request(self, request: Any) -> tuple[str, str, Headers, bytes | None]:
         method = str(request.method).upper()
@@ -292,20 +305,22 @@ def install_vcr(core: Core) -> list[str]:
         """vcrpy's stubs only ask a cassette these questions; our Core answers them."""
 
         def can_play_response_for(self, request: Any) -> bool:
-            return core.replaying  # replay answers everything itself, misses included: never connect
+            # replay answers everything itself, misses included: never connect; but the episode's own
+            # services (DECATHLON_HTTP_LIVE) are always talked to for real
+            return core.replaying and not core.is_live(request)
 
         @property
         def write_protected(self) -> bool:
             return core.replaying
 
         def filter_request(self, request: Any) -> Any:
-            return request
+            return None if core.is_live(request) else request  # None: vcrpy sends it, unrecorded
 
         def play_response(self, request: Any) -> dict[str, Any]:
             return core.play(request)  # type: ignore[attr-defined]
 
         def append(self, request: Any, response: dict[str, Any]) -> None:
-            if not core.replaying:
+            if not core.replaying and not core.is_live(request):
                 core.record(request, response)  # type: ignore[attr-defined]
 
         def find_requests_with_most_matches(self, request: Any) -> list[Any]:

@@ -27,6 +27,7 @@ ENV_DIR = "DECATHLON_HTTP_DIR"  # the cassette workdir (absolute)
 ENV_LABEL = "DECATHLON_HTTP_LABEL"  # this process's file stem in the workdir
 ENV_REDACT = "DECATHLON_HTTP_REDACT_ENV"  # comma-separated NAMES of variables whose values are secret
 ENV_SHIM = "DECATHLON_HTTP_SHIM"  # the directory with vcrpy and its dependencies
+ENV_LIVE = "DECATHLON_HTTP_LIVE"  # comma-separated host:port of the episode's own services: always live
 
 FORMAT_VERSION = 1
 MISSES_FILE = "misses.jsonl"

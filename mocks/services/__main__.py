@@ -1,0 +1,5 @@
+import sys
+
+from mocks.services.supervisor import main
+
+sys.exit(main())

@@ -1,0 +1,128 @@
+"""The tasks' local services (mail, Canvas, WooCommerce) per episode, through our own three tasks in the
+checkout's conventions (fixtures/toolathlon-services): real preprocess and evaluator scripts talking
+to the services at the fixed ports, the MCP servers launched as upstream launches them."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import LAUNCH, REPO, TaskApi
+
+PACK = REPO / "fixtures" / "toolathlon-services"
+TASKS = ["canvas-quiz-reminder", "mail-budget-forward", "woo-restock"]
+EMAILS_MCP = Path(os.environ.get("DECATHLON_SERVERS_DIR") or REPO / ".servers") / "emails" / "bin" / "emails-mcp"
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the local backend gives an episode's services a network "
+                                "namespace of its own, which needs root (CI runs as root)")
+
+
+def decathlon(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "decathlon", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def rows(proc: subprocess.CompletedProcess) -> list[dict]:
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+
+
+def test_null_policy_runs_the_real_scripts_against_the_services_and_scores_zero():
+    proc = decathlon("run", *TASKS, "--source", str(PACK), "--policy", "null", "--json", "--launch-time", LAUNCH)
+    by_task = {r["task"]: r for r in rows(proc)}
+    assert sorted(by_task) == TASKS, proc.stderr
+    for task, r in by_task.items():
+        assert r["infra_error"] is None, (task, r)
+        assert r["pass"] is False, (task, r)
+
+
+@pytest.mark.parametrize("task", ["canvas-quiz-reminder", "woo-restock", "mail-budget-forward"])
+def test_the_oracle_passes_through_the_mcp_servers(task):
+    if task == "mail-budget-forward" and not EMAILS_MCP.exists():
+        pytest.skip(f"emails-mcp is not installed at {EMAILS_MCP} (ci/install_servers.py, with a Python >= 3.12)")
+    proc = decathlon("run", task, "--source", str(PACK), "--policy", "oracle", "--json", "--launch-time", LAUNCH)
+    (r,) = rows(proc)
+    assert r["infra_error"] is None and r["pass"] is True, r
+
+
+@pytest.mark.parametrize("task", ["canvas-quiz-reminder", "woo-restock"])
+def test_concurrent_episodes_of_one_task_each_have_their_own_service_state(task):
+    # Each preprocess deletes what it finds of the task's objects and creates them again, and each
+    # evaluator wants exactly its own: episodes sharing one Canvas or one store break each other.
+    proc = decathlon("run", task, task, task, "--source", str(PACK), "--policy", "oracle", "--concurrency", "3",
+                     "--json", "--launch-time", LAUNCH)
+    got = rows(proc)
+    assert len(got) == 3
+    assert all(r["pass"] is True and r["infra_error"] is None for r in got), got
+    assert len({r["timings"].get("setup") for r in got}) >= 1  # all three ran; see bench for timings
+
+
+@pytest.fixture
+def private_netns(monkeypatch):
+    monkeypatch.setenv("TASK_API_PRIVATE_NETNS", "1")
+
+
+def _record(api: TaskApi) -> dict:
+    return json.loads((api.home / "state" / "services.json").read_text())
+
+
+def test_a_service_that_dies_mid_episode_is_named(task_api, private_netns):
+    out = task_api.ok("setup", "canvas-quiz-reminder", "--source", str(PACK), "--launch-time", LAUNCH)
+    assert out["services"] == {"canvas": {"ports": {"http": 10001, "https": 20001}}}
+    assert out["timings"]["services_start"] < 5
+    record = _record(task_api)
+    os.kill(record["services"]["canvas"]["pid"], signal.SIGKILL)
+    err = task_api.error("execute", "canvas-canvas_list_courses", "{}")
+    assert err["kind"] == "service_died" and "Canvas LMS emulator" in err["message"], err
+    messages = task_api.home.parent / "messages.json"
+    messages.write_text(json.dumps([{"role": "user", "content": "x"}]))
+    err = task_api.error("evaluate", "--messages", str(messages), "--status", "success")
+    assert err["kind"] == "service_died" and "Canvas LMS emulator" in err["message"] and "SIGKILL" in err["message"], err
+
+
+def test_teardown_stops_the_services_and_the_ports_were_the_episodes_own(task_api, private_netns):
+    task_api.ok("setup", "woo-restock", "--source", str(PACK), "--launch-time", LAUNCH)
+    record = _record(task_api)
+    pids = [record["supervisor"], *(s["pid"] for s in record["services"].values())]
+    assert all(alive(p) for p in pids)
+    # The services listen in the episode's own network namespace, not the host's (nor the test's).
+    theirs = {os.stat(f"/proc/{p}/ns/net").st_ino for p in pids}
+    assert len(theirs) == 1 and os.stat("/proc/self/ns/net").st_ino not in theirs
+    task_api.ok("teardown")
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)
+
+
+def test_a_source_without_the_accounts_file_fails_setup_naming_the_service_and_the_file(tmp_path, task_api,
+                                                                                         private_netns):
+    src = tmp_path / "pack"
+    shutil.copytree(PACK, src)
+    (src / "configs" / "users_data.json").unlink()
+    err = task_api.error("setup", "woo-restock", "--source", str(src), "--launch-time", LAUNCH)
+    assert err["kind"] == "service_start", err
+    assert "WooCommerce emulator" in err["message"] and "users_data.json" in err["message"], err
+    assert not (task_api.home / "state" / "services.json").exists()
+
+
+def test_supervisor_refuses_an_unknown_service(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "mocks.services", "--root", str(PACK), "--logs", str(tmp_path),
+                           "--services", "mail,ftp"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "unknown service(s) ftp" in proc.stderr, proc.stderr

@@ -11,6 +11,7 @@ import httpx
 from decathlon.agent_loop import MalformedReply, StopLoop, check_assistant
 from decathlon.cassettes import cassettes_dir, read_trajectory, trajectory_path
 from decathlon.errors import InfraError
+from decathlon.id_translation import IdTranslator
 from decathlon.oracles import Call, Oracle, assistant_message, call_id, load_oracle, variables
 from decathlon.task_session import SetupResult
 
@@ -124,16 +125,34 @@ class OpenAIPolicy:
 
 
 class _Recorded:
-    def __init__(self, assistant: list[dict]) -> None:
+    """`results`: the recorded answer to each call (by tool_call_id), from which the recorded run's ids are
+    translated to the ones live services gave the same objects (decathlon/id_translation.py)."""
+
+    def __init__(self, assistant: list[dict], results: dict[str, object] | None = None) -> None:
         self.assistant = assistant
         self.turn = 0
+        self.results = results or {}
+        self.ids = IdTranslator()
+        self.learnt: set[str] = set()
 
     async def act(self, messages: list[dict], tools: list[dict]) -> dict:
         if self.turn >= len(self.assistant):
             # The recorded run went no further: it ran out of turns (or was cut off) there.
             raise StopLoop("max_turns_reached")
+        for m in messages:
+            cid = m.get("tool_call_id") if isinstance(m, dict) and m.get("role") == "tool" else None
+            if isinstance(cid, str) and cid in self.results and cid not in self.learnt:
+                self.learnt.add(cid)
+                self.ids.learn(self.results[cid], m.get("content"))
         reply = self.assistant[self.turn]
         self.turn += 1
+        if self.ids.mapping and reply.get("tool_calls"):
+            calls = []
+            for call in reply["tool_calls"]:
+                fn = call.get("function") or {}
+                args = self.ids.translate_arguments(fn.get("arguments", ""))
+                calls.append(call if args == fn.get("arguments") else {**call, "function": {**fn, "arguments": args}})
+            reply = {**reply, "tool_calls": calls}
         return reply
 
 
@@ -149,7 +168,9 @@ class ReplayPolicy:
         path = self.trajectory or trajectory_path(self.folder, task)
         messages = read_trajectory(path, setup.workspace)
         turns = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
-        return _Recorded([_assistant_only(m, path, i) for i, m in enumerate(turns)])
+        results = {m["tool_call_id"]: m.get("content") for m in messages
+                   if isinstance(m, dict) and m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)}
+        return _Recorded([_assistant_only(m, path, i) for i, m in enumerate(turns)], results)
 
 
 def _assistant_only(m: dict, path: Path, turn: int) -> dict:

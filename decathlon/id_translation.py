@@ -1,0 +1,189 @@
+"""Recorded ids → live ids, for re-executing a recorded run against live services.
+
+A recorded run talked to upstream's shared Canvas, WooCommerce and mail servers, whose ids come from
+their whole history (course 70, product 341, email 12). Re-executed against an episode's own services,
+the same preprocess creates the same objects under other ids (course 1, product 17…), and the recorded
+calls (`canvas_list_quizzes {"course_id": 70}`) would name objects that do not exist here.
+
+The agent only knows an id from a tool's answer. So each recorded answer is aligned with the live
+answer to the same call, and where they differ only in an id, the pair is learnt; later recorded
+calls have their id arguments rewritten through what was learnt. Alignment is structural on JSON
+answers (dict keys; list items matched by a natural key such as name, title or email, else by
+position) and by order of appearance on text answers (`ID: 12`). The name under which an overlong
+answer was saved is replaced wherever a later call mentions it (the code that reads that file).
+Nothing else in an argument is touched, and an id never seen in a recorded answer is left as it is.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+_ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uid)$|Id$|Ids$", re.IGNORECASE)
+# Identify list items across the two answers when their ids differ.
+_NATURAL_KEYS = ("name", "title", "login_id", "email", "sku", "slug", "subject", "course_code", "question_name",
+                 "display_name", "sortable_name", "filename", "username")
+_TEXT_ID = re.compile(r"\b([A-Za-z_ ]*?(?:ID|Id|id))\s*[:=#]\s*(\d+)\b")
+_MAX_DEPTH = 40
+# An answer too long to show is saved under a name of its own (task_api/toolfmt.py); the code a
+# recorded agent wrote to read it names the recorded file.
+_SAVED_AS = re.compile(r"shortuuid identifier: ([A-Za-z0-9]+)\)")
+
+
+def _is_id_key(key: str) -> bool:
+    return bool(_ID_KEY.search(key))
+
+
+def _id_value(value: object) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.isdigit() and len(value) < 20:
+        return value
+    return None
+
+
+def unwrap(content: object) -> str:
+    """A tool result's text: recorded runs store the MCP content item as JSON text
+    (`{"type": "text", "text": ...}`), or a list of them, or plain text."""
+    if isinstance(content, list):
+        return "\n".join(unwrap(c) for c in content)
+    if isinstance(content, dict):
+        return str(content.get("text", ""))
+    if not isinstance(content, str):
+        return ""
+    stripped = content.lstrip()
+    if stripped.startswith(("{", "[")) and '"type"' in stripped[:40]:
+        try:
+            return unwrap(json.loads(stripped))
+        except ValueError:
+            pass
+    return content
+
+
+def _parse(text: str) -> object | None:
+    """The JSON in a tool's text: the whole text, or the first value after a prose prefix."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    for i, ch in enumerate(text[:400]):
+        if ch in "[{":
+            try:
+                return json.JSONDecoder().raw_decode(text[i:])[0]
+            except ValueError:
+                continue
+    return None
+
+
+@dataclass
+class IdTranslator:
+    mapping: dict[str, str] = field(default_factory=dict)
+    # A recorded id seen paired with two different live ids: ambiguous, so not translated.
+    conflicts: set[str] = field(default_factory=set)
+    # Names replaced wherever they appear in a later call's strings (saved overlong outputs).
+    substitutions: dict[str, str] = field(default_factory=dict)
+
+    def learn(self, recorded: object, live: object) -> None:
+        rec_text, live_text = unwrap(recorded), unwrap(live)
+        for a, b in zip(_SAVED_AS.findall(rec_text), _SAVED_AS.findall(live_text)):
+            if a != b:
+                self.substitutions[a] = b
+        rec, cur = _parse(rec_text), _parse(live_text)
+        if rec is not None and cur is not None:
+            self._align(rec, cur, None, 0)
+        else:
+            self._align_text(rec_text, live_text)
+
+    def _pair(self, rec: str, cur: str) -> None:
+        if rec == cur or rec in self.conflicts:
+            return
+        known = self.mapping.get(rec)
+        if known is None:
+            self.mapping[rec] = cur
+        elif known != cur:
+            del self.mapping[rec]
+            self.conflicts.add(rec)
+
+    def _align(self, rec: object, cur: object, key: str | None, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        if isinstance(rec, dict) and isinstance(cur, dict):
+            for k in sorted(rec.keys() & cur.keys()):
+                self._align(rec[k], cur[k], k, depth + 1)
+        elif isinstance(rec, list) and isinstance(cur, list):
+            for a, b in _match_items(rec, cur):
+                self._align(a, b, key, depth + 1)
+        elif key is not None and _is_id_key(key):
+            a, b = _id_value(rec), _id_value(cur)
+            if a is not None and b is not None:
+                self._pair(a, b)
+
+    def _align_text(self, rec: str, cur: str) -> None:
+        by_label: dict[str, list[str]] = {}
+        for label, value in _TEXT_ID.findall(cur):
+            by_label.setdefault(label.strip().lower(), []).append(value)
+        seen: dict[str, int] = {}
+        for label, value in _TEXT_ID.findall(rec):
+            label = label.strip().lower()
+            i = seen.get(label, 0)
+            seen[label] = i + 1
+            live = by_label.get(label, [])
+            if i < len(live):
+                self._pair(value, live[i])
+
+    def translate_arguments(self, arguments: str) -> str:
+        """A recorded call's arguments (JSON text) with its ids made live; as it was if nothing applies."""
+        if not self.mapping and not self.substitutions:
+            return arguments
+        try:
+            value = json.loads(arguments)
+        except (TypeError, ValueError):
+            return arguments
+        changed, out = self._rewrite(value, None, 0)
+        return json.dumps(out, ensure_ascii=False) if changed else arguments
+
+    def _rewrite(self, value: object, key: str | None, depth: int) -> tuple[bool, object]:
+        if depth > _MAX_DEPTH:
+            return False, value
+        if isinstance(value, dict):
+            changed, out = False, {}
+            for k, v in value.items():
+                c, out[k] = self._rewrite(v, k, depth + 1)
+                changed |= c
+            return changed, out
+        if isinstance(value, list):
+            pairs = [self._rewrite(v, key, depth + 1) for v in value]
+            return any(c for c, _ in pairs), [v for _, v in pairs]
+        if isinstance(value, str) and self.substitutions:
+            out = value
+            for a, b in self.substitutions.items():
+                out = out.replace(a, b)
+            if out != value:
+                return True, out
+        if key is not None and _is_id_key(key):
+            raw = _id_value(value)
+            if raw is not None and raw in self.mapping:
+                live = self.mapping[raw]
+                return True, int(live) if isinstance(value, int) else live
+        return False, value
+
+
+def _natural(item: object) -> tuple | None:
+    if not isinstance(item, dict):
+        return None
+    for k in _NATURAL_KEYS:
+        if isinstance(item.get(k), (str, int)) and not isinstance(item.get(k), bool):
+            return (k, item[k])
+    return None
+
+
+def _match_items(rec: list, cur: list) -> list[tuple[object, object]]:
+    """Pairs of items that are the same object: by a natural key where every item has a unique one,
+    else by position."""
+    rk, ck = [_natural(x) for x in rec], [_natural(x) for x in cur]
+    if rk and all(rk) and len(set(rk)) == len(rk) and all(ck) and len(set(ck)) == len(ck):
+        index = {k: x for k, x in zip(ck, cur)}
+        return [(x, index[k]) for k, x in zip(rk, rec) if k in index]
+    return list(zip(rec, cur))

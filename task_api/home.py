@@ -50,6 +50,12 @@ class Home:
         return self.grader_home / "metrics.json"
 
     @property
+    def preprocess_pgid(self) -> Path:
+        """The preprocess's process group: what it left running (meeting-assign's http.server) stops at
+        teardown."""
+        return self.state / "preprocess.pgid"
+
+    @property
     def ready(self) -> Path:
         return self.run / "ready.json"
 

@@ -35,9 +35,9 @@ def alive(pid: int) -> bool:
 
 
 def stop_leftovers(home: Home) -> None:
-    """What the preprocess left running in its process group (task_api.setup.LEFTOVERS)."""
+    """What the preprocess left running in its process group (Home.preprocess_pgid)."""
     try:
-        pgid = int((home.state / "preprocess.pgid").read_text())
+        pgid = int(home.preprocess_pgid.read_text())
         os.killpg(pgid, signal.SIGKILL)
     except (OSError, ValueError):
         pass

@@ -47,15 +47,14 @@ def resolve(runner: str, args: list[str]) -> list[str]:
     """The argv that runs here what `runner args…` would have; ValueError saying why not."""
     from task_api.catalogue import plan_server
     from task_api.errors import InfraError
+    from task_api.launchers import _UV_VALUED, _options
     from task_api.servers_config import default_servers_dir
     from task_api.subproc import task_python
 
     if runner == "uv":
-        words = list(args)
+        _, words = _options(list(args), _UV_VALUED)
         if words[:1] == ["run"]:
-            rest = words[1:]
-            while rest and rest[0].startswith("-") and rest[0] != "-m":
-                rest = rest[2:] if rest[0] in ("--directory", "--project", "--with", "--python", "-p") else rest[1:]
+            _, rest = _options(words[1:], _UV_VALUED)
             if rest and rest[0] in ("python", "python3"):
                 return [task_python(), *rest[1:]]
             if rest and rest[0].endswith(".py"):

@@ -30,6 +30,7 @@ SERVICE_OF_SERVER = {"emails": "mail", "canvas": "canvas", "woocommerce": "wooco
 WHAT = {"mail": "the mail server (IMAP 1143, SMTP 1587)", "canvas": "the Canvas LMS emulator (10001/20001)",
         "woocommerce": "the WooCommerce emulator (10003)"}
 READY_TIMEOUT = 30.0
+STOP_GRACE = 3.0  # the supervisor stops its services on SIGTERM; SIGKILL for the group after that
 RECORD = "services.json"
 
 
@@ -66,10 +67,11 @@ def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, 
     logs.mkdir(parents=True, exist_ok=True)
     users.give(logs, "grader", 0o700)
     argv0, full_env = behind(users.prefix("grader"), {**os.environ, **env, "PYTHONDONTWRITEBYTECODE": "1"})
-    proc = subprocess.Popen([*argv0, sys.executable, "-m", "mocks.services", "--root", str(home.task_root),
-                             "--logs", str(logs), "--services", ",".join(names), "--home", str(home.root)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=open(logs / "supervisor.log", "ab"),
-                            start_new_session=True, cwd=str(home.root))
+    with open(logs / "supervisor.log", "ab") as log:
+        proc = subprocess.Popen([*argv0, sys.executable, "-m", "mocks.services", "--root", str(home.task_root),
+                                 "--logs", str(logs), "--services", ",".join(names), "--home", str(home.root)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=full_env,
+                                start_new_session=True, cwd=str(home.root))
     line = _first_line(proc, READY_TIMEOUT)
     if not line.startswith("ready "):
         _kill(proc.pid)
@@ -158,14 +160,14 @@ def join(record: dict | None) -> None:
 
 def stop(home: Home) -> None:
     try:
-        record = json.loads((home.state / RECORD).read_text())
-    except (OSError, ValueError):
-        return
-    _kill(int(record["supervisor"]), signal.SIGTERM)
-    deadline = time.monotonic() + 3
-    while alive(int(record["supervisor"])) and time.monotonic() < deadline:
+        pid = int(json.loads((home.state / RECORD).read_text())["supervisor"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # none were started
+    _kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
-    _kill(int(record["supervisor"]))
+    _kill(pid)
 
 
 def _kill(pid: int, sig: int = signal.SIGKILL) -> None:

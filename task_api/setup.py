@@ -27,7 +27,6 @@ from task_api.users import Users
 
 PREPROCESS_TIMEOUT = float(os.environ.get("DECATHLON_PREPROCESS_TIMEOUT", "600"))
 # Folders Toolathlon prepares in the workspace for servers that keep state there.
-LEFTOVERS = "preprocess.pgid"
 SERVER_FOLDERS = {"arxiv_local": "arxiv_local_storage", "memory": "memory"}
 
 
@@ -149,7 +148,7 @@ def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str], use
                      prefix=users.prefix("grader"))
     # Some preprocesses leave a server behind for the agent (meeting-assign: `nohup … http.server 30137 &`):
     # it lives until the episode ends, and then goes (teardown, or the local backend's release).
-    (home.state / LEFTOVERS).write_text(str(run.pgid), encoding="utf-8")
+    home.preprocess_pgid.write_text(str(run.pgid), encoding="utf-8")
     if run.exit_code is None:
         raise InfraError("preprocess_timeout", f"preprocess of {task.name} ran over {PREPROCESS_TIMEOUT:.0f} s; "
                          f"output tail: {tail(run.output)}")

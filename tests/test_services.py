@@ -70,7 +70,6 @@ def test_concurrent_episodes_of_one_task_each_have_their_own_service_state(task)
     got = rows(proc)
     assert len(got) == 3
     assert all(r["pass"] is True and r["infra_error"] is None for r in got), got
-    assert len({r["timings"].get("setup") for r in got}) >= 1  # all three ran; see bench for timings
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from decathlon.errors import InfraError
 from decathlon.replies import EXEC_OUTPUT_MAX, STDERR_KEPT, read_capped, read_tail
 from task_api.home import Home
 from mocks.cassette.redact import secret_names
+from task_api import services
 from task_api.lifecycle import alive, stop_leftovers
 
 PREFIX = "decathlon-ep-"
@@ -195,11 +196,10 @@ def _destroy(root: Path) -> None:
         except ProcessLookupError:
             pass
         _killpg(pid)  # children that outlived their daemon
-    try:  # the episode's services (task_api.services), which live apart from the daemon until grading is done
-        _killpg(int(json.loads((root / "state" / "services.json").read_text())["supervisor"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    stop_leftovers(Home(root))  # and what its preprocess left running
+    # The episode's services live apart from the daemon until grading is done; then so does what its
+    # preprocess left running.
+    services.stop(Home(root))
+    stop_leftovers(Home(root))
     # A daemon whose home path is too long for a socket address listens in /tmp, outside the folder;
     # one that was killed (by its agent, or SIGKILL) could not remove it itself.
     sock = Home(root).socket

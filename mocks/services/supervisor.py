@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mocks.cassette.store import write_atomic
+
 KNOWN = ("mail", "canvas", "woocommerce")
 START_TIMEOUT = float(os.environ.get("DECATHLON_SERVICE_START_TIMEOUT", "20"))
 LOG_TAIL = 2000
@@ -105,12 +107,6 @@ def _await_ready(children: list[Child]) -> str | None:
     return None
 
 
-def _write_atomic(path: Path, obj: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(obj, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host: str) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     stopping = False
@@ -137,7 +133,7 @@ def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host:
             code = c.proc.poll()
             if code is not None and c.name not in died:
                 died[c.name] = {"how": _how(code), "log_tail": log_tail(c.log)}
-                _write_atomic(logs / "died.json", died)
+                write_atomic(logs / "died.json", json.dumps(died, sort_keys=True))
         if home is not None and not home.exists():
             break
     _stop(children)

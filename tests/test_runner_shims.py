@@ -1,0 +1,44 @@
+"""uvx, npx, uv and python for the task's own scripts (task_api/runner_shims.py): resolved through the
+server catalogue, as the episode's servers are; anything else is named, exit 127."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from task_api import runner_shims
+
+
+def test_uv_run_python_and_scripts_run_on_the_task_interpreter(monkeypatch):
+    monkeypatch.setenv("DECATHLON_TASK_PYTHON", "/opt/task/bin/python")
+    assert runner_shims.resolve("uv", ["run", "python", "-m", "http.server", "30137"]) == \
+        ["/opt/task/bin/python", "-m", "http.server", "30137"]
+    assert runner_shims.resolve("uv", ["--quiet", "run", "--directory", "x", "send.py", "-s", "a"]) == \
+        ["/opt/task/bin/python", "send.py", "-s", "a"]
+
+
+def test_npx_of_a_stand_in_runs_our_module():
+    assert runner_shims.resolve("npx", ["-y", "canvas-mcp-server"]) == [sys.executable, "-m", "mocks.servers.canvas"]
+
+
+def test_replay_only_and_unknown_packages_are_refused_with_the_reason():
+    with pytest.raises(ValueError, match="Notion SaaS"):
+        runner_shims.resolve("npx", ["-y", "@notionhq/notion-mcp-server"])
+    with pytest.raises(ValueError, match="not in the server catalogue"):
+        runner_shims.resolve("uvx", ["no-such-package"])
+
+
+def test_installed_shims_exec_and_report_what_cannot_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("DECATHLON_TASK_PYTHON", sys.executable)
+    folder = runner_shims.install(tmp_path / "bin")
+    env = {"PATH": f"{folder}:/usr/bin:/bin", "DECATHLON_TASK_PYTHON": sys.executable}
+    ran = subprocess.run(["uv", "run", "python", "-c", "import sys; print(sys.prefix)"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stdout.strip() == sys.prefix, ran.stderr
+    # `python` is the task interpreter too, its venv intact (a script, not a symlink)
+    ran = subprocess.run(["python", "-c", "import sys; print(sys.prefix)"], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert ran.stdout.strip() == sys.prefix, ran.stderr
+    refused = subprocess.run(["npx", "-y", "howtocook-mcp"], env=env, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 127 and "`npx -y howtocook-mcp` cannot run offline here" in refused.stderr

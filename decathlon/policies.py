@@ -134,6 +134,9 @@ class _Recorded:
         self.results = results or {}
         self.ids = IdTranslator()
         self.learnt: set[str] = set()
+        # Which tool each recorded call named: an answer's top-level ids are of the kind the tool lists.
+        self.tool_of = {c["id"]: (c.get("function") or {}).get("name") for m in assistant
+                        for c in m.get("tool_calls") or [] if isinstance(c, dict) and isinstance(c.get("id"), str)}
 
     async def act(self, messages: list[dict], tools: list[dict]) -> dict:
         if self.turn >= len(self.assistant):
@@ -143,14 +146,14 @@ class _Recorded:
             cid = m.get("tool_call_id") if isinstance(m, dict) and m.get("role") == "tool" else None
             if isinstance(cid, str) and cid in self.results and cid not in self.learnt:
                 self.learnt.add(cid)
-                self.ids.learn(self.results[cid], m.get("content"))
+                self.ids.learn(self.results[cid], m.get("content"), self.tool_of.get(cid))
         reply = self.assistant[self.turn]
         self.turn += 1
-        if self.ids.mapping and reply.get("tool_calls"):
+        if self.ids.active and reply.get("tool_calls"):
             calls = []
             for call in reply["tool_calls"]:
                 fn = call.get("function") or {}
-                args = self.ids.translate_arguments(fn.get("arguments", ""))
+                args = self.ids.translate_arguments(fn.get("arguments", ""), fn.get("name"))
                 calls.append(call if args == fn.get("arguments") else {**call, "function": {**fn, "arguments": args}})
             reply = {**reply, "tool_calls": calls}
         return reply

@@ -65,8 +65,9 @@ def cut_overlong(text: str, tool_name: str, workspace: Path, seq: int) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{uid}.json"
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"shortuuid": uid, "tool_name": tool_name, "original_length": len(text),
-                               "content": text}, ensure_ascii=False), encoding="utf-8")
+    # The output verbatim, as upstream saves it: an MCP answer is its content item's JSON
+    # ({"type": "text", "text": ...}), which is what an agent's code reading the file expects.
+    tmp.write_text(text, encoding="utf-8", errors="surrogatepass")
     os.replace(tmp, path)
     return (f"{text[:MAX_CHARS]} ...\n\n(The output of the tool call (shortuuid identifier: {uid}) is too "
             f"long! Only the first {MAX_CHARS} characters are shown here. The original output length is "

@@ -42,14 +42,15 @@ class FakeClock:
 class Emulator:
     """One emulator on its own loop thread, with an httpx client per scheme."""
 
-    def __init__(self, https: bool = False) -> None:
+    def __init__(self, https: bool = False, quiz_start_500: bool = False) -> None:
         self.clock = FakeClock()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         ports = {"http": 0, "https": 0} if https else {"http": 0}
         self.service: RunningService = asyncio.run_coroutine_threadsafe(
-            start(directory(), "127.0.0.1", ports, clock=self.clock), self.loop).result(20)
+            start(directory(), "127.0.0.1", ports, clock=self.clock, quiz_start_500=quiz_start_500),
+            self.loop).result(20)
         self.base = f"http://127.0.0.1:{self.service.ports['http']}"
         self.client = httpx.Client(base_url=self.base, timeout=10)
 
@@ -328,6 +329,22 @@ def test_graded_quiz_owns_an_assignment_and_scores_from_questions(emu):
     assert emu.call("GET", f"courses/{cid}/quizzes/{quiz['id']}/questions", token=ANN).json() == UNAUTHORIZED
     assert emu.call("DELETE", f"courses/{cid}/quizzes/{quiz['id']}/questions/{questions[0]['id']}").status_code == 204
     assert emu.ok("GET", f"courses/{cid}/quizzes/{quiz['id']}")["points_possible"] == 10
+
+
+def test_a_quiz_start_answers_500_but_creates_the_attempt_as_toolathlons_canvas_does():
+    # Every recorded start of a quiz got upstream's 500; the canvas MCP server then lists the attempts.
+    emu = Emulator(quiz_start_500=True)
+    try:
+        cid = emu.course()
+        quiz, _ = make_quiz(emu, cid)
+        base = f"courses/{cid}/quizzes/{quiz['id']}/submissions"
+        r = emu.call("POST", base, token=ANN)
+        assert r.status_code == 500 and r.json()["errors"] == [{"message": "An error occurred."}]
+        assert "Traceback" not in r.text
+        (attempt,) = emu.ok("GET", base, token=ANN)["quiz_submissions"]
+        assert attempt["workflow_state"] == "untaken" and attempt["validation_token"]
+    finally:
+        emu.close()
 
 
 def test_quiz_attempt_flow_start_answer_complete(emu):

@@ -82,3 +82,81 @@ def test_a_saved_overlong_answer_is_read_under_its_live_name():
     t.learn(_item(saved.format("aAt6vSk35YHq")), saved.format("Zx81Qp"))
     code = {"code": "open('/w/.overlong_tool_outputs/aAt6vSk35YHq.json')"}
     assert json.loads(t.translate_arguments(json.dumps(code))) == {"code": "open('/w/.overlong_tool_outputs/Zx81Qp.json')"}
+
+
+def test_one_recorded_number_naming_two_kinds_is_translated_per_kind():
+    # Upstream numbers each table on its own: recorded course 56 and question 56 are different objects.
+    t = IdTranslator()
+    t.learn(_item(json.dumps([{"id": 56, "name": "Calculus"}])), json.dumps([{"id": 3, "name": "Calculus"}]),
+            tool="canvas-canvas_list_courses")
+    t.learn(_item(json.dumps([{"id": 56, "question_name": "Q1", "answers": [{"id": 340, "text": "2x"}]}])),
+            json.dumps([{"id": 9, "question_name": "Q1", "answers": [{"id": 7001, "text": "2x"}]}]),
+            tool="canvas-canvas_list_quiz_questions")
+    assert "56" in t.conflicts  # globally ambiguous …
+    args = {"course_id": 56, "answers": [{"question_id": 56, "answer_id": 340}]}
+    out = json.loads(t.translate_arguments(json.dumps(args), "canvas-canvas_submit_quiz_answers"))
+    assert out == {"course_id": 3, "answers": [{"question_id": 9, "answer_id": 7001}]}  # … but not per kind
+    # a kind-less key falls back to the global table, which holds nothing ambiguous
+    assert t.translate_arguments('{"id": 56}') == '{"id": 56}'
+
+
+def test_the_latest_answer_wins_within_a_kind():
+    t = IdTranslator()
+    t.learn(json.dumps({"course_id": 5}), json.dumps({"course_id": 7}))
+    t.learn(json.dumps({"course_id": 5}), json.dumps({"course_id": 8}))
+    assert t.translate_arguments('{"courseId": 5}') == '{"courseId": 8}'
+    t.learn(json.dumps({"course_id": 5}), json.dumps({"course_id": 5}))  # seen unchanged: no longer moved
+    assert t.translate_arguments('{"courseId": 5}') == '{"courseId": 5}'
+
+
+def test_a_validation_token_is_echoed_live():
+    t = IdTranslator()
+    rec, live = "3ad8d7e11f9390b42cb70eaf128c4f53", "b" * 64
+    t.learn(_item(json.dumps({"quiz_submissions": [{"id": 1, "validation_token": rec}]})),
+            json.dumps({"quiz_submissions": [{"id": 1, "validation_token": live}]}))
+    out = json.loads(t.translate_arguments(json.dumps({"submission_id": 1, "validation_token": rec})))
+    assert out == {"submission_id": 1, "validation_token": live}
+    # a short or non-opaque value under a token key is never touched
+    assert t.translate_arguments('{"validation_token": "x"}') == '{"validation_token": "x"}'
+
+
+def test_kinds_from_keys_and_tool_names():
+    from decathlon.id_translation import _scope_of, _tool_scope
+    assert [_scope_of(k) for k in ("course_id", "courseId", "courses", "course_ids", "quizzes", "categories",
+                                   "line_items", "id")] == \
+        ["course", "course", "course", "course", "quiz", "category", "lineitem", None]
+    assert _tool_scope("woocommerce-woo_products_get") == "product"
+    assert _tool_scope("canvas-canvas_list_quiz_questions") == "question"
+    assert _tool_scope("emails-search_emails") == "email"
+    assert _tool_scope(None) is None
+    # enroll_user answers an enrollment, not a user: a tool not named for reading or writing its noun
+    # says nothing of its answer's kind
+    assert _tool_scope("canvas-canvas_enroll_user") is None
+    t = IdTranslator()
+    t.learn(json.dumps([{"id": 64, "name": "Melissa"}]), json.dumps([{"id": 64, "name": "Melissa"}]),
+            tool="canvas-canvas_list_account_users")
+    t.learn(json.dumps({"id": 64, "user_id": 71}), json.dumps({"id": 10, "user_id": 71}), tool="canvas-canvas_enroll_user")
+    assert t.translate_arguments('{"user_id": 64}', "canvas-canvas_enroll_user") == '{"user_id": 64}'
+
+
+def test_a_rename_alone_is_enough_to_rewrite_a_later_call():
+    saved = "(shortuuid identifier: {})"
+    turns = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "x-list", "arguments": "{}"}}]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "local-python-execute",
+                                                          "arguments": json.dumps({"code": "open('AAAA1111')"})}}]}]
+    policy = _Recorded(turns, {"c1": _item(saved.format("AAAA1111"))})
+    asyncio.run(policy.act([], []))
+    second = asyncio.run(policy.act([{"role": "tool", "tool_call_id": "c1", "content": saved.format("BBBB2222")}], []))
+    assert json.loads(second["tool_calls"][0]["function"]["arguments"]) == {"code": "open('BBBB2222')"}
+
+
+def test_shuffled_quiz_answers_align_by_their_text():
+    # A quiz with shuffle_answers lists a student's answers in an order of its own on every server.
+    t = IdTranslator()
+    rec = [{"id": 61, "question_text": "d/dx x²?", "answers": [{"id": 2559, "text": "x"}, {"id": 340, "text": "2x"}]}]
+    live = [{"id": 21, "question_text": "d/dx x²?", "answers": [{"id": 9017, "text": "2x"}, {"id": 5095, "text": "x"}]}]
+    t.learn(_item(json.dumps(rec)), json.dumps(live), tool="canvas-canvas_list_quiz_questions")
+    out = json.loads(t.translate_arguments('{"answers": [{"question_id": 61, "answer_id": 340}]}'))
+    assert out == {"answers": [{"question_id": 21, "answer_id": 9017}]}

@@ -125,3 +125,28 @@ def test_supervisor_refuses_an_unknown_service(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "mocks.services", "--root", str(PACK), "--logs", str(tmp_path),
                            "--services", "mail,ftp"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and "unknown service(s) ftp" in proc.stderr, proc.stderr
+
+
+# ------------------------------------------------------------- the real checkout (TOOLATHLON_ROOT; never in CI)
+
+@pytest.mark.checkout
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["canvas-do-quiz", "woocommerce-update-cover"])
+def test_two_concurrent_reruns_of_a_real_task_each_pass_on_their_own_services(task, tmp_path_factory):
+    # Both preprocesses wipe and re-create the course's quizzes or the store's products and orders;
+    # on one shared Canvas or store (upstream's) the second would break the first. Each episode here
+    # re-executes the recorded passing run on its own services and is graded by the real evaluator.
+    from recorded_runs import import_runs
+    root = os.environ.get("TOOLATHLON_ROOT")
+    if not root:
+        pytest.fail("set TOOLATHLON_ROOT to an unmodified Toolathlon checkout to run the checkout tests")
+    if not os.environ.get("DECATHLON_TASK_PYTHON"):
+        pytest.fail("set DECATHLON_TASK_PYTHON to the checkout's task environment (decathlon task-env, docs/checkout.md)")
+    imported = import_runs(tmp_path_factory)
+    proc = decathlon("run", task, task, "--source", root, "--mode", "rerun", "--policy", "replay",
+                     "--cassettes", str(imported / "cassettes"), "--concurrency", "2", "--json", timeout=1200)
+    got = rows(proc)
+    assert len(got) == 2, proc.stderr[-3000:]
+    for r in got:
+        assert r["recorded_pass"] is True
+        assert r["infra_error"] is None and r["pass"] is True, (r, proc.stderr[-3000:])

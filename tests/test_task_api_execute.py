@@ -127,7 +127,9 @@ def test_overlong_output_is_cut_saved_and_pageable(toy):
     assert len(content) < 100600
     uid = content.split("(shortuuid identifier: ")[1].split(")")[0]
     saved = toy.home / "workspace" / ".overlong_tool_outputs" / f"{uid}.json"
-    assert saved.is_file()
+    # saved verbatim, as upstream saves it: the MCP content item's JSON, whole
+    assert json.loads(saved.read_text())["text"].startswith("line 000000")
+    assert content.startswith(saved.read_text()[:100000])
     view = toy.ok("execute", "local-view_overlong_tooloutput", json.dumps({"shortuuid": uid, "page_size": 50000}))
     assert view["content"].startswith(f"Viewing {uid} (Page 1/")
     found = toy.ok("execute", "local-search_overlong_tooloutput", json.dumps({"shortuuid": uid, "pattern": "line 006000"}))

@@ -30,8 +30,8 @@ def _load(ctx: Context, uid: str) -> str | None:
         return None
     path = ctx.workspace / OVERLONG_DIR / f"{uid}.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))["content"]
-    except (OSError, ValueError, KeyError):
+        return path.read_text(encoding="utf-8", errors="surrogatepass")
+    except (OSError, ValueError):
         return None
 
 

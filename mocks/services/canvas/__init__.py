@@ -14,9 +14,11 @@ items, files and folders with the three-step upload and downloads, pages, calend
 dashboard cards. Pagination (`page`/`per_page`, `Link` header), error bodies and status codes follow
 Canvas; see each `api` module for its endpoints and `views` for the object shapes.
 
-Deliberate differences: state lives in memory only; no notifications, no background jobs (grading
-is immediate), no SIS imports, LTI, rubrics, groups or New Quizzes; answer ids are random 4-digit
-numbers from a seeded generator, so runs repeat.
+Deliberate differences: a quiz start answers 500 after creating the attempt, as upstream's
+deployment does (`start(quiz_start_500=False)` or `--quiz-start-ok` for Canvas's 200); state lives
+in memory only; no notifications, no background jobs (grading is immediate), no SIS imports, LTI,
+rubrics, groups or New Quizzes; answer ids are random 4-digit numbers from a seeded generator, so
+runs repeat.
 """
 from __future__ import annotations
 
@@ -47,8 +49,13 @@ class RunningService:
 
 async def start(directory: Directory, host: str = "127.0.0.1", ports: dict[str, int] | None = None,
                 clock=None, seed: int = 0, log_requests: bool = False,
-                id_floors: dict[str, int] | None = None) -> RunningService:
+                id_floors: dict[str, int] | None = None, quiz_start_500: bool = True) -> RunningService:
     """Listen on `ports` (`{"http": N, "https": M}`, 0 for any free port; None for 10001/20001).
+
+    `quiz_start_500`: answer a student's quiz start as Toolathlon's Canvas does (the attempt is created,
+    the answer is a 500), which the canvas MCP server works around by listing the attempts and
+    returning the first, bare; every recorded run saw that. False answers 200 with the attempt, as a
+    healthy Canvas does.
 
     `id_floors` ({kind: N}, kinds in `Store.ID_KINDS`) makes the next id of a kind N+1, for replaying a
     recording made on a Canvas that already held objects (a fresh Canvas, like a fresh emulator, starts at 1).
@@ -70,6 +77,7 @@ async def start(directory: Directory, host: str = "127.0.0.1", ports: dict[str, 
         if kind not in store.ID_KINDS:
             raise ValueError(f"unknown id kind {kind!r}; known: {', '.join(store.ID_KINDS)}")
         store.bump_id(kind, floor)
+    store.quiz_start_500 = quiz_start_500
     app = build_app(store, log_requests)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()

@@ -45,7 +45,7 @@ def parse_floors(items: list[str]) -> dict[str, int]:
 
 
 async def serve(root: Path, host: str, ports: dict[str, int] | None, log_requests: bool = False,
-                id_floors: dict[str, int] | None = None) -> int:
+                id_floors: dict[str, int] | None = None, quiz_start_500: bool = True) -> int:
     from mocks.services.canvas import start
     from mocks.services.directory import DirectoryError, load_directory
     try:
@@ -54,7 +54,8 @@ async def serve(root: Path, host: str, ports: dict[str, int] | None, log_request
         print(f"canvas: {exc}", file=sys.stderr)
         return 1
     try:
-        service = await start(directory, host, ports, log_requests=log_requests, id_floors=id_floors)
+        service = await start(directory, host, ports, log_requests=log_requests, id_floors=id_floors,
+                              quiz_start_500=quiz_start_500)
     except OSError as exc:
         print(f"canvas: cannot listen: {exc}", file=sys.stderr)
         return 1
@@ -79,8 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--access-log", action="store_true", help="log each request's method, path and status to stderr")
     p.add_argument("--id-floor", action="append", default=[], metavar="KIND=N",
                    help="the next id of KIND (course, quiz, assignment, ...) is N+1")
+    p.add_argument("--quiz-start-ok", action="store_true",
+                   help="answer a quiz start with 200 as Canvas does, not with the 500 of Toolathlon's deployment")
     a = p.parse_args(argv)
-    return asyncio.run(serve(a.root, a.host, parse_ports(a.port), a.access_log, parse_floors(a.id_floor)))
+    return asyncio.run(serve(a.root, a.host, parse_ports(a.port), a.access_log, parse_floors(a.id_floor),
+                             not a.quiz_start_ok))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ class Store:
         self.rng = random.Random(seed)
         self._ids: dict[str, int] = defaultdict(int)
         self.error_reports = 0
+        self.quiz_start_500 = False  # see mocks.services.canvas.start
         self.accounts: dict[int, Account] = {}
         self.users: dict[int, User] = {}
         self.tokens: dict[str, int] = {}

@@ -40,5 +40,4 @@ def test_concurrent_sandboxes_of_one_task_each_have_their_own_services(client):
     assert len(rows) == 4, proc.stderr[-3000:]
     for r in rows:
         assert r["infra_error"] is None and r["pass"] is True, (r, proc.stderr[-3000:])
-        assert r["timings"].get("services_start", 0) > 0, r["timings"]
     assert client.api.containers(all=True, filters={"label": f"decathlon.test={tag}"}) == []

@@ -42,11 +42,10 @@ async def canvas_errors(request: web.Request, handler) -> web.StreamResponse:
         raise
     except Exception:  # noqa: BLE001 - the client must get Canvas's 500, never a traceback
         store = request.app[STORE_KEY]
-        store.error_reports += 1
-        print(f"canvas: internal error on {request.method} {request.path_qs} (report {store.error_reports})",
-              file=sys.stderr)
+        report = store.error_report()
+        print(f"canvas: internal error on {request.method} {request.path_qs} (report {report})", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
-        return to_response(Reply(errors.internal(store.error_reports), 500))
+        return to_response(Reply(errors.internal(report), 500))
 
 
 def build_app(store: Store, log_requests: bool = False) -> web.Application:

@@ -123,8 +123,7 @@ async def start_attempt(ctx: Ctx):
             raise request_error(409, "a quiz submission already exists")
     qs = store.start_quiz_attempt(quiz, ctx.user)
     if store.quiz_start_500:
-        store.error_reports += 1
-        raise errors.ApiError(500, errors.internal(store.error_reports))
+        raise errors.ApiError(500, errors.internal(store.error_report()))
     return _envelope(ctx, [qs])
 
 

@@ -35,6 +35,12 @@ class Home:
         return self.state / "session.json"
 
     @property
+    def server_files(self) -> Path:
+        """Read-only copies of the grader's files an agent-side server is started with (its email
+        config, say; task_api/servers_config.py): root's where users are separated, readable by all."""
+        return self.root / "server-files"
+
+    @property
     def grader_home(self) -> Path:
         """HOME of preprocess and the evaluator (the grader's alone): not the agent's ~/.gitconfig and the like."""
         return self.root / "grader"

@@ -22,6 +22,7 @@ def install(folder: Path) -> Path:
     """Write the shims into `folder` (the grader's); return it, for the front of PATH. `python` there is
     the task interpreter too, as in upstream's activated environment: scripts start helpers with a bare
     `python some_script.py` that imports the checkout's dependencies."""
+    from task_api.servers_config import default_servers_dir
     from task_api.subproc import task_python
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -30,10 +31,15 @@ def install(folder: Path) -> Path:
         path = folder / name
         path.write_text(f'#!/bin/sh\nexec {shlex.quote(task_python())} "$@"\n', encoding="utf-8")
         path.chmod(0o755)
+    # Fixed into the shims, not read from their environment: an MCP client starts a server with a bare
+    # one (the SDK's stdio client keeps HOME, PATH and a few more), where a shim would look for the
+    # servers beside task_api and find none in the sandbox image.
+    pinned = {"DECATHLON_SERVERS_DIR": str(default_servers_dir()), "DECATHLON_TASK_PYTHON": task_python()}
     for name in RUNNERS:
         path = folder / name
-        path.write_text(f"#!{sys.executable}\nimport sys\nfrom task_api.runner_shims import main\n"
-                        f"sys.exit(main({name!r}, sys.argv[1:]))\n", encoding="utf-8")
+        path.write_text(f"#!{sys.executable}\nimport os, sys\nos.environ.update({pinned!r})\n"
+                        f"from task_api.runner_shims import main\nsys.exit(main({name!r}, sys.argv[1:]))\n",
+                        encoding="utf-8")
         path.chmod(0o755)
     return folder
 

@@ -7,9 +7,11 @@ interpreter running the task API, for the project's own stand-in servers).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -23,6 +25,8 @@ from task_api.errors import InfraError
 
 DEFAULT_TIMEOUT = 60.0
 START_TIMEOUT = float(os.environ.get("DECATHLON_SERVER_START_TIMEOUT", "60"))
+# A task folder's parts that are the grader's answers (its evaluator, its ground truth).
+GRADER_ONLY = frozenset({"evaluation", "groundtruth_workspace"})
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.\-]*)\}")
 
 
@@ -67,11 +71,20 @@ def load_raw_configs(source: Path) -> dict[str, dict]:
 
 
 class Templates:
-    """Fills ${...} variables; config/token modules are executed only if a template asks."""
+    """Fills ${...} variables; config/token modules are executed only if a template asks.
 
-    def __init__(self, source: Path, workspace: Path, task_dir: Path) -> None:
+    `private` is the grader's episode root, which the task's token module resolves paths against
+    (`str(Path(__file__).parent / "email_config.json")`). The agent's servers cannot read it where users
+    are separated, so a value naming a file inside it is handed over as a read-only copy in `shared`
+    (see `_hand_over`).
+    """
+
+    def __init__(self, source: Path, workspace: Path, task_dir: Path, *, private: Path | None = None,
+                 shared: Path | None = None) -> None:
         self.source = source
         self.task_dir = task_dir
+        self.private = private
+        self.shared = shared
         self.simple = {
             "agent_workspace": str(workspace),
             "local_servers_paths": str(source / "local_servers"),
@@ -123,7 +136,31 @@ class Templates:
         if key not in table:
             raise InfraError("missing_credential", f"${{{name}}} is not set: add `{key}` to the "
                              f"{'global configs' if kind == 'config' else 'token_key_session'} of the source")
-        return str(table[key])
+        return self._hand_over(str(table[key]))
+
+    def _hand_over(self, value: str) -> str:
+        """A file inside the grader's root, as a read-only copy the agent's servers can open.
+
+        Copied, not exposed: the grader's root also holds the evaluator and its ground truth, which are
+        never handed over (nor a folder, which could hold them); those values are left as they are, and
+        a server started with one fails to open it, by name. Named by a digest of the value, so two
+        variables naming one file share one copy."""
+        if self.private is None or self.shared is None or not os.path.isabs(value):
+            return value
+        try:
+            resolved = Path(value).resolve(strict=True)
+            inside = resolved.relative_to(self.private.resolve())
+        except (OSError, ValueError):  # missing, or not the grader's (a link out of it included)
+            return value
+        if not resolved.is_file() or GRADER_ONLY & set(inside.parts):
+            return value
+        target = self.shared / hashlib.sha256(value.encode()).hexdigest()[:12] / resolved.name
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.chmod(target.parent, 0o755)
+            shutil.copyfile(resolved, target)
+            os.chmod(target, 0o444)
+        return str(target)
 
     def fill(self, value: Any) -> Any:
         if isinstance(value, str):

@@ -56,6 +56,10 @@ def _prepare_home(home: Home, users: Users) -> None:
     home.run.mkdir(parents=True, exist_ok=True)
     home.state.mkdir(exist_ok=True)
     home.grader_home.mkdir(exist_ok=True)
+    if home.server_files.exists():  # an earlier episode's, in a reused home
+        shutil.rmtree(home.server_files)
+    home.server_files.mkdir()
+    os.chmod(home.server_files, 0o755)
     if users.separated:
         os.chmod(home.root, 0o755)
         os.chown(home.root, 0, 0)
@@ -304,7 +308,8 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         t = time.monotonic()
         skipped = {o["name"] for o in omitted}
         specs = modes.server_specs(home, mode, clock, resolve_servers(
-            raw_configs, servers, Templates(task.source, home.workspace, task.dir),
+            raw_configs, servers, Templates(task.source, home.workspace, task.dir, private=home.task_root,
+                                           shared=home.server_files),
             default_cwd=home.workspace)
             if mode != "replay" else modes.replayed_specs(servers))
         specs += modes.replayed_specs([r["name"] for r in replayed])

@@ -291,3 +291,73 @@ def test_every_live_server_of_the_catalogue_starts_inside_the_container(backend,
     [row] = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert row["infra_error"] is None and row["pass"] is False, row
     assert [(o["name"], o["kind"]) for o in row.get("omitted_servers", [])] == [("pdf-tools", "server_not_installed")], row
+
+
+# A stdio MCP server in one `-c`: its tool answers with the file its launch names (argv[1]), as upstream's
+# emails server reads its `--config_file`, and says whether that file was writable and by whom it was read.
+CONFIG_READER = """
+import os, sys, anyio, mcp.types as t
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+async def tools(ctx, params):
+    return t.ListToolsResult(tools=[t.Tool(name="config", description="The launch's config file.",
+                                           input_schema={"type": "object", "properties": {}})])
+async def call(ctx, params):
+    try:
+        text = open(sys.argv[1]).read()
+    except OSError as e:
+        text = "unreadable: " + type(e).__name__
+    try:
+        open(sys.argv[1], "a").close()
+        writable = "writable"
+    except OSError:
+        writable = "read-only"
+    return t.CallToolResult(content=[t.TextContent(type="text", text="\\n".join(
+        [sys.argv[1], f"uid {os.getuid()}", writable, text]))])
+async def main():
+    s = Server("config-reader", version="1", on_list_tools=tools, on_call_tool=call)
+    async with stdio_server() as (r, w):
+        await s.run(r, w, s.create_initialization_options())
+anyio.run(main)
+"""
+
+
+def test_a_config_file_of_the_graders_task_folder_reaches_the_agents_server_as_a_read_only_copy(backend, tmp_path):
+    """Upstream starts the emails server with `--config_file ${token.emails_config_file}`, a file of the
+    task's folder, which is the grader's alone in the container (the agent's server once failed to start
+    on it). The agent's server gets a copy it can read and not change; the task folder stays the grader's."""
+    import shutil
+    from conftest import write_server
+    pack = tmp_path / "pack"
+    shutil.copytree(CONVENTIONS, pack)
+    task = pack / "tasks" / "finalpool" / "notes-index"
+    write_server(pack, "config-reader", "${decathlon_python}", ["-c", CONFIG_READER, "${token.reader_config}"])
+    (task / "reader_config.json").write_text('{"account": "reader@example.com"}')
+    (task / "token_key_session.py").write_text(
+        "import os\n"
+        "all_token_key_session = {\"notes_owner\": \"Ada Lovelace\",\n"
+        "    \"reader_config\": os.path.join(os.path.dirname(__file__), \"reader_config.json\")}\n")
+    config = json.loads((task / "task_config.json").read_text())
+    config["needed_mcp_servers"] = [*config["needed_mcp_servers"], "config-reader"]
+    (task / "task_config.json").write_text(json.dumps(config))
+
+    async def go() -> tuple[str, str]:
+        box = await backend.acquire(SandboxSpec(uuid.uuid4().hex[:12], uuid.uuid4().hex, "notes-index", pack))
+        try:
+            s = TaskSession(box)
+            await s.setup("notes-index", LAUNCH)
+            # Toolathlon's shape of a server's answer: the JSON of its text content.
+            read = json.loads((await s.execute("config-reader-config", "{}")).content)["text"]
+            folder = os.path.dirname(read.split("\n")[0])
+            code = (f"import os\ntry:\n    open({folder!r} + '/planted.json', 'w')\n    print('PLANTED')\n"
+                    f"except OSError as e:\n    print('DENIED', type(e).__name__)\n")
+            plant = await s.execute("local-python-execute", json.dumps({"code": code}))
+            return read, plant.content
+        finally:
+            await box.release()
+    read, plant = asyncio.run(go())
+    path, uid, writable, text = read.split("\n", 3)
+    assert text == '{"account": "reader@example.com"}', read
+    assert "/server-files/" in path and path.endswith("/reader_config.json"), read
+    assert uid == "uid 1500" and writable == "read-only", read
+    assert "DENIED PermissionError" in plant and "PLANTED" not in plant, plant

@@ -42,3 +42,24 @@ def test_installed_shims_exec_and_report_what_cannot_run(tmp_path, monkeypatch):
     assert ran.stdout.strip() == sys.prefix, ran.stderr
     refused = subprocess.run(["npx", "-y", "howtocook-mcp"], env=env, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 127 and "`npx -y howtocook-mcp` cannot run offline here" in refused.stderr
+
+
+def test_shims_started_with_a_bare_environment_find_the_servers_and_interpreter_of_their_install(tmp_path, monkeypatch):
+    """The checkout's MCPServerManager starts `uvx emails-mcp …` through the MCP SDK, which hands the
+    child only HOME, PATH and a few more: DECATHLON_SERVERS_DIR (the sandbox image's /opt/decathlon/servers)
+    was lost, and the shim looked beside task_api, found nothing and exited 127."""
+    servers = tmp_path / "servers"
+    fake = servers / "emails" / "bin" / "emails-mcp"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\necho \"emails server here, $1\"\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("DECATHLON_SERVERS_DIR", str(servers))
+    monkeypatch.setenv("DECATHLON_TASK_PYTHON", sys.executable)
+    folder = runner_shims.install(tmp_path / "bin")
+    bare = {"HOME": str(tmp_path), "PATH": f"{folder}:/usr/bin:/bin"}
+    ran = subprocess.run(["uvx", "emails-mcp", "--config_file", "c.json"], env=bare, capture_output=True, text=True,
+                         timeout=60)
+    assert ran.returncode == 0 and ran.stdout.strip() == "emails server here, --config_file", ran.stderr
+    ran = subprocess.run(["uv", "run", "python", "-c", "import sys; print(sys.prefix)"], env=bare,
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stdout.strip() == sys.prefix, ran.stderr

@@ -24,6 +24,17 @@ LAUNCH = "2026-03-02 09:00:00"
 TEST_SERVERS = Path(__file__).resolve().parent / "servers"
 
 
+def need_emails_mcp() -> Path:
+    """The installed emails-mcp (Python >= 3.12). Absent, the test skips saying how to install it; where CI
+    builds the portable Python 3.13 and the servers on it (DECATHLON_REQUIRE_PY313=1), it fails instead."""
+    from task_api.servers_config import default_servers_dir
+    path = default_servers_dir() / "emails" / "bin" / "emails-mcp"
+    if not path.is_file():
+        how = f"emails-mcp is not installed at {path}: run ci/install_servers.py (needs a Python >= 3.12)"
+        pytest.fail(how) if os.environ.get("DECATHLON_REQUIRE_PY313") == "1" else pytest.skip(how)
+    return path
+
+
 @dataclass
 class TaskApi:
     home: Path

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import email
 import json
-import os
 import re
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -24,19 +23,17 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
+from conftest import need_emails_mcp
 from mocks.services.directory import Account, Directory
 from mocks.services.mail.threaded import ThreadedMail, serve_in_thread
 from task_api.servers_config import default_servers_dir
 
 EMAILS_MCP = default_servers_dir() / "emails" / "bin" / "emails-mcp"
-# CI builds the portable Python 3.13 and installs the server on it: there its absence is a failure.
-_HOW = f"emails-mcp is not installed at {EMAILS_MCP}: run ci/install_servers.py (needs a Python >= 3.12)"
 
 
 @pytest.fixture(autouse=True)
 def _emails_mcp_installed() -> None:
-    if not EMAILS_MCP.is_file():
-        pytest.fail(_HOW) if os.environ.get("DECATHLON_REQUIRE_PY313") == "1" else pytest.skip(_HOW)
+    need_emails_mcp()
 
 MARA = Account(1, "Mara", "Quince", "Mara Quince", "mquince@mcp.com", "Quince#41")
 TOBIAS = Account(2, "Tobias", "Lund", "Tobias Lund", "tobias.lund@mcp.com", "lund-Fjord9")

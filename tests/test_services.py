@@ -14,12 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAUNCH, REPO, TaskApi
-from task_api.servers_config import default_servers_dir
+from conftest import LAUNCH, REPO, TaskApi, need_emails_mcp
 
 PACK = REPO / "fixtures" / "toolathlon-services"
 TASKS = ["canvas-quiz-reminder", "mail-budget-forward", "woo-restock"]
-EMAILS_MCP = default_servers_dir() / "emails" / "bin" / "emails-mcp"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the local backend gives an episode's services a network "
                                 "namespace of its own, which needs root (CI runs as root)")
@@ -55,10 +53,8 @@ def test_null_policy_runs_the_real_scripts_against_the_services_and_scores_zero(
 
 @pytest.mark.parametrize("task", ["canvas-quiz-reminder", "woo-restock", "mail-budget-forward"])
 def test_the_oracle_passes_through_the_mcp_servers(task):
-    if task == "mail-budget-forward" and not EMAILS_MCP.exists():
-        # CI builds the portable Python 3.13 and installs the server on it: there its absence fails.
-        how = f"emails-mcp is not installed at {EMAILS_MCP} (ci/install_servers.py, with a Python >= 3.12)"
-        pytest.fail(how) if os.environ.get("DECATHLON_REQUIRE_PY313") == "1" else pytest.skip(how)
+    if task == "mail-budget-forward":
+        need_emails_mcp()
     proc = decathlon("run", task, "--source", str(PACK), "--policy", "oracle", "--json", "--launch-time", LAUNCH)
     (r,) = rows(proc)
     assert r["infra_error"] is None and r["pass"] is True, r

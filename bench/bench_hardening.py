@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What the hardening of issue 13 costs: setup time and the direct channel's tool-call round trip,
-before and after, measured in one run.
+"""What a hardening round costs (issues 13 and 21): setup time and the direct channel's tool-call round
+trip, before and after, measured in one run.
 
   bench/bench_hardening.py --before DIR [--before-image TAG] [--rounds 4] [--out FILE]
 

@@ -2,7 +2,7 @@
 """Re-grade recorded runs with a checkout's real evaluators, and report how the verdicts agree.
 
     bench/rerun_report.py --source CHECKOUT --cassettes IMPORTED/cassettes [--data ../shared/data/toolathlon]
-        [--backend local] [--concurrency 2] [--out report.json]
+        [--backend compose|local] [--concurrency 2] [--out report.json]
 
 Runs `decathlon run --all --mode rerun --policy replay --json` once (wall time measured), then splits
 the tasks as the issue does: the "offline" set (preprocess absent or local, evaluator local, from the
@@ -49,7 +49,8 @@ def main() -> int:
     p.add_argument("--source", required=True)
     p.add_argument("--cassettes", required=True)
     p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "toolathlon")
-    p.add_argument("--backend", default="local")
+    # A rerun executes the recorded code: compose by default, like `decathlon run --mode rerun`.
+    p.add_argument("--backend", default="compose")
     p.add_argument("--concurrency", default="2")
     p.add_argument("--tasks", nargs="*", help="only these (default: --all)")
     p.add_argument("--out", type=Path)

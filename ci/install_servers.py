@@ -58,11 +58,14 @@ def newer_python(need: tuple[int, int]) -> str | None:
 
 def install(name: str, pins: Path, dest: Path) -> bool:
     stamp = dest / ".pins-sha256"
-    want = hashlib.sha256(pins.read_bytes()).hexdigest()
-    if stamp.is_file() and stamp.read_text().strip() == want:
-        return False
     need = required_python(pins)
     python = sys.executable if need is None or sys.version_info[:2] >= need else newer_python(need)
+    # The interpreter a venv is built on is part of what it is: another one (the project's venv made
+    # again from Debian's python, say) means building it again.
+    base = os.path.realpath(getattr(sys, "_base_executable", sys.executable)) if python == sys.executable else python
+    want = hashlib.sha256(pins.read_bytes() + str(base).encode()).hexdigest()
+    if stamp.is_file() and stamp.read_text().strip() == want:
+        return False
     if python is None:
         print(f"skipping MCP server {name!r}: it needs Python >= {need[0]}.{need[1]} and there is none here "
               "(`python -m decathlon.portable_python` builds one from Debian 13 packages); episodes that need it "
@@ -107,6 +110,20 @@ def install_shim(pins: Path, dest: Path) -> bool:
     return True
 
 
+# Files a server writes beside its own package: shared by every episode's copy of the server, and not
+# writable by the unprivileged users the local backend runs episodes as (as root). Sent nowhere instead
+# (the image points them at the container's own /tmp).
+BESIDE_PACKAGE = {"excel": "lib/python3.11/excel-mcp.log"}
+
+
+def route_package_writes(dest_root: Path) -> None:
+    for name, rel in sorted(BESIDE_PACKAGE.items()):
+        path = dest_root / name / rel
+        if path.parent.is_dir() and not (path.is_symlink() and os.readlink(path) == os.devnull):
+            path.unlink(missing_ok=True)
+            path.symlink_to(os.devnull)
+
+
 def main() -> int:
     dest_root = target_dir()
     dest_root.mkdir(parents=True, exist_ok=True)
@@ -115,6 +132,7 @@ def main() -> int:
         changed = [n for n in names if install(n, PINS / f"{n}.txt", dest_root / n)]
         if install_shim(SHIM_PINS, dest_root / SHIM_DIR):
             changed.append(SHIM_DIR)
+        route_package_writes(dest_root)
         # Fresh .pyc files: with PYTHONDONTWRITEBYTECODE set, a stale one means every child process
         # compiles sitecustomize again (~1.5 ms instead of ~0.2 ms per start). Only stale ones are rewritten.
         compileall.compile_dir(SHIM_SITE, quiet=1)

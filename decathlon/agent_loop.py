@@ -24,6 +24,19 @@ class StopLoop(Exception):
         self.status = status
 
 
+FAILED = "failed"  # the run's status when the episode failed on its own after the agent acted
+
+
+class EpisodeFailed(StopLoop):
+    """Ends the loop of an episode that failed on its own after the agent acted (its sandbox broke, or its
+    policy overflowed the model's context): the run ends as a normal end would, then scores 0, never masked.
+    `error` says why (decathlon.errors: not environment-owned)."""
+
+    def __init__(self, error: InfraError) -> None:
+        super().__init__(FAILED)
+        self.error = error
+
+
 @dataclass
 class Loop:
     messages: list[dict]  # everything, for traj_log.json and the evaluator
@@ -34,6 +47,7 @@ class Loop:
     # Set when the first policy turn is requested: from then on the agent has acted, and a fault of
     # its sandbox may be its own doing (decathlon.errors.environment_owned).
     acted: bool = False
+    failure: InfraError | None = None  # why the episode failed on its own, if it did (EpisodeFailed)
 
     def __post_init__(self) -> None:
         self.sent = list(self.messages)
@@ -96,8 +110,7 @@ async def run_loop(loop: Loop, act: Callable[[list[dict]], Awaitable[dict]],
         try:
             reply = await act(loop.sent)
         except StopLoop as stop:
-            loop.status = stop.status
-            return loop
+            return _stopped(loop, stop)
         try:
             check_assistant(reply)
         except MalformedReply as exc:
@@ -113,8 +126,7 @@ async def run_loop(loop: Loop, act: Callable[[list[dict]], Awaitable[dict]],
             try:
                 res = await execute(name, call["function"].get("arguments") or "")
             except StopLoop as stop:
-                loop.status = stop.status
-                return loop
+                return _stopped(loop, stop)
             loop.tool_calls += 1
             message = {"role": "tool", "tool_call_id": call["id"], "content": res.content}
             loop.messages.append(message)
@@ -125,4 +137,11 @@ async def run_loop(loop: Loop, act: Callable[[list[dict]], Awaitable[dict]],
         if done:
             loop.status = "success"
             return loop
+    return loop
+
+
+def _stopped(loop: Loop, stop: StopLoop) -> Loop:
+    loop.status = stop.status
+    if isinstance(stop, EpisodeFailed):
+        loop.failure = stop.error
     return loop

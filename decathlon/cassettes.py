@@ -4,12 +4,13 @@ Convention: `<task>.cassette.json` and `<task>.trajectory.json` in the folder `c
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from decathlon.errors import InfraError
+from decathlon.tasks import check_task_name
+from mocks.cassette import nesting
 from mocks.cassette.canonical import detokenize
 from mocks.cassette.errors import CassetteError
 from mocks.cassette.redact import scan, secrets_from_env
@@ -33,11 +34,11 @@ def cassettes_dir(source: Path, explicit: Path | None = None) -> Path:
 
 
 def cassette_path(folder: Path, task: str) -> Path:
-    return folder / f"{task}{CASSETTE_SUFFIX}"
+    return folder / f"{check_task_name(task)}{CASSETTE_SUFFIX}"
 
 
 def trajectory_path(folder: Path, task: str) -> Path:
-    return folder / f"{task}{TRAJECTORY_SUFFIX}"
+    return folder / f"{check_task_name(task)}{TRAJECTORY_SUFFIX}"
 
 
 # The modes whose episodes are served from a cassette (task_api/modes.py has the sandbox's own list).
@@ -47,7 +48,7 @@ FROM_CASSETTE = ("replay", "rerun")
 def recorded_verdict(tape: bytes | None) -> bool | None:
     """The verdict a cassette's run got when it was recorded (imported runs carry it), if any."""
     try:
-        value = json.loads(tape or b"{}").get("meta", {}).get("recorded_pass")
+        value = nesting.loads(tape or b"{}").get("meta", {}).get("recorded_pass")
     except (ValueError, AttributeError):
         return None
     return value if isinstance(value, bool) else None
@@ -64,13 +65,11 @@ def read_cassette_bytes(path: Path) -> bytes:
 
 def read_trajectory(path: Path, workspace: str) -> list[dict]:
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = nesting.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise InfraError("no_trajectory", f"no recorded trajectory at {path}", "policy") from exc
-    except (OSError, ValueError) as exc:
-        raise InfraError("bad_trajectory", f"{path}: {exc}", "policy") from exc
-    except RecursionError:
-        raise InfraError("bad_trajectory", f"{path}: nested too deeply to be a trajectory", "policy") from None
+    except (OSError, ValueError) as exc:  # unreadable, not JSON, or nested too deeply to be a trajectory
+        raise InfraError("bad_trajectory", f"{path}: {exc}", "policy") from None
     messages = raw.get("messages") if isinstance(raw, dict) else None
     if not isinstance(messages, list):
         raise InfraError("bad_trajectory", f"{path} has no `messages` list", "policy")
@@ -95,19 +94,16 @@ def verify(paths: list[Path]) -> list[str]:
     for f in files:
         try:
             data: Any = load(f) if f.name.endswith(CASSETTE_SUFFIX) or not f.name.endswith(TRAJECTORY_SUFFIX) \
-                else json.loads(f.read_text(encoding="utf-8"))
+                else nesting.loads(f.read_text(encoding="utf-8"))
         except CassetteError as exc:
             problems.append(f"{f}: {exc.message}")
+            continue
+        except nesting.TooDeep as exc:
+            problems.append(f"{f}: {exc}")
             continue
         except (OSError, ValueError) as exc:
             problems.append(f"{f}: unreadable: {exc}")
             continue
-        except RecursionError:
-            problems.append(f"{f}: nested too deeply")
-            continue
-        try:
-            for finding in scan(strings(data), secrets):
-                problems.append(f"{f}: possible secret: {finding}")
-        except RecursionError:
-            problems.append(f"{f}: nested too deeply to scan for secrets")
+        for finding in scan(strings(data), secrets):
+            problems.append(f"{f}: possible secret: {finding}")
     return problems

@@ -33,7 +33,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("tasks", nargs="*", metavar="TASK")
     r.add_argument("--all", action="store_true", help="every task of the source")
     _add_source(r)
-    r.add_argument("--backend", choices=list(NAMES), default="local")
+    r.add_argument("--backend", choices=list(NAMES), default=None,
+                   help="where episodes run (default: local; compose with --mode rerun, which re-executes a "
+                   "recorded run's code)")
+    r.add_argument("--trust-recorded-code", action="store_true",
+                   help="--mode rerun on a local backend that cannot isolate it (not root): run the recorded "
+                   "python and terminal calls as you on this host anyway")
     r.add_argument("--policy", default="oracle", help="oracle | null | replay | openai:<model>")
     r.add_argument("--oracles", type=Path, help="folder of oracle trajectories (default: <source>/oracles)")
     r.add_argument("--mode", choices=["live", "replay", "rerun"],

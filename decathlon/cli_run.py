@@ -79,6 +79,23 @@ def _summary_line(results: list[EpisodeResult]) -> str:
     return overall_line(summarise_results([r.to_json() for r in results]))
 
 
+def _backend_for(ns: argparse.Namespace) -> str:
+    """The backend, said at the start where it isolates less than a container. A rerun re-executes a
+    recorded (third-party) run's python and terminal calls for real: it never runs them unisolated on this
+    host unless asked to."""
+    from decathlon.backends import local_users
+    from decathlon.backends.local import isolation_note
+    backend = ns.backend or ("compose" if ns.mode == "rerun" else "local")
+    if backend == "local":
+        if ns.mode == "rerun" and not local_users.isolating() and not ns.trust_recorded_code:
+            raise InfraError("usage", "--mode rerun re-executes the recorded run's python and terminal calls for real, "
+                             "and the local backend, not run as root, would run them as you on this host. Use "
+                             "--backend compose (the default for reruns), run decathlon as root (each episode then runs "
+                             "as an unprivileged user of its own), or pass --trust-recorded-code if you trust the recording")
+        print(f"decathlon: {isolation_note()}", file=sys.stderr)
+    return backend
+
+
 async def run_command(ns: argparse.Namespace) -> int:
     if not ns.tasks and not ns.all:
         raise InfraError("usage", "name at least one TASK, or pass --all")
@@ -104,6 +121,7 @@ async def run_command(ns: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InfraError("usage", str(exc)) from exc
     tapes = cassettes_dir(source, ns.cassettes)
+    ns.backend = _backend_for(ns)
     backend = make_backend(ns.backend)
     run_id = uuid.uuid4().hex[:12]
     gate = asyncio.Semaphore(max(1, ns.concurrency))

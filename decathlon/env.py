@@ -8,8 +8,9 @@ its dense metrics); `DecathlonHarness.cleanup` saves artifacts and releases the 
 Infra errors (a decathlon `InfraError` from setup, a tool call or the evaluator) fail the rollout
 with a `decathlon.vf_episode.InfraError` (ok=False, `trace.info["infra_error"]` = kind/message/phase),
 so they are masked from training rather than scored 0 — unless the agent had acted and the fault is
-one its sandbox could have caused (decathlon.errors.environment_owned): that is the episode's failure,
-`trace.info["failure"]`, scored 0 like a failed task.
+one its sandbox could have caused (decathlon.errors.environment_owned), or the endpoint refused a
+context the policy overflowed (`context_overflow`): that is the episode's failure, `trace.info["failure"]`,
+scored 0 like a failed task.
 
 Config: load-time knobs on the taskset: `--env.taskset.source`, `--env.taskset.tasks`, and the
 deterministic split and curriculum of `decathlon.splits` (`--env.taskset.split all|train|test`,
@@ -67,11 +68,11 @@ class DecathlonTaskConfig(vf.TaskConfig):
     @classmethod
     def _say_when_unisolated(cls, value: str) -> str:
         # The default stays local (a laptop's dev loop and the tests need no engine), but never silently:
-        # its agent runs as the trainer's own user, next to its files and the ground truth.
+        # what it keeps apart depends on who runs it (decathlon.backends.local.isolation_note).
         if value in UNISOLATED:
-            warnings.warn(f"decathlon: the taskset runs on the {value!r} backend, which isolates files only: the "
-                          "agent's code runs as your user and could read the ground truth. For training set "
-                          "--env.taskset.task.backend compose (or prime).", UnisolatedBackendWarning, stacklevel=2)
+            from decathlon.backends.local import isolation_note
+            warnings.warn(f"decathlon: the taskset runs on the {value!r} backend. {isolation_note()}",
+                          UnisolatedBackendWarning, stacklevel=2)
         return value
 
     @field_validator("metric_weights")

@@ -159,6 +159,12 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
         result.passed = ev.passed
         result.metrics = ev.metrics
         result.reward = 1.0 if ev.passed else 0.0
+        if loop.failure is not None:
+            # The agent ended its own run (it overflowed the model's context): status "failed", so no
+            # evaluator ran (task-api grades a "success" alone). It scores as every failure does, 0 with
+            # pass false; null is the turn cap's, a limit of ours cutting a run short of any verdict, and
+            # verifiers scores this run by the same FAILED verdict (passed=False).
+            _blame(result, loop.failure, "agent", acted=True, replaying=cfg.mode in FROM_CASSETTE)
         if cfg.mode == "record" and cfg.record_to is not None:
             phase = "record"
             await _keep_recording(cfg, sandbox)

@@ -14,12 +14,16 @@ answer was saved is replaced wherever a later call mentions it (the code that re
 an opaque token an answer hands out for a later call to echo (`validation_token`) is translated like an
 id.
 Nothing else in an argument is touched, and an id never seen in a recorded answer is left as it is.
+An answer or argument nested past nesting.MAX_DEPTH is opaque text: nothing in it is learnt or translated,
+so a replay still returns what was recorded.
 """
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass, field
+
+from mocks.cassette import nesting
 
 _ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uid)$|Id$|Ids$", re.IGNORECASE)
 # Opaque per-object secrets a later call must echo (a quiz submission's validation_token): random on
@@ -54,11 +58,13 @@ def _id_value(value: object) -> str | None:
     return None
 
 
-def unwrap(content: object) -> str:
+def unwrap(content: object, _depth: int = 0) -> str:
     """A tool result's text: recorded runs store the MCP content item as JSON text
     (`{"type": "text", "text": ...}`), or a list of them, or plain text."""
     if isinstance(content, list):
-        return "\n".join(unwrap(c) for c in content)
+        if _depth > nesting.MAX_DEPTH:  # no content is lists this deep; bounded, so no RecursionError
+            return ""
+        return "\n".join(unwrap(c, _depth + 1) for c in content)
     if isinstance(content, dict):
         return str(content.get("text", ""))
     if not isinstance(content, str):
@@ -66,8 +72,8 @@ def unwrap(content: object) -> str:
     stripped = content.lstrip()
     if stripped.startswith(("{", "[")) and '"type"' in stripped[:40]:
         try:
-            return unwrap(json.loads(stripped))
-        except ValueError:
+            return unwrap(nesting.loads(stripped), _depth + 1)
+        except ValueError:  # not JSON, or too deep to be content items: the text as it is
             pass
     return content
 
@@ -75,13 +81,17 @@ def unwrap(content: object) -> str:
 def _parse(text: str) -> object | None:
     """The JSON in a tool's text: the whole text, or the first value after a prose prefix."""
     try:
-        return json.loads(text)
+        return nesting.loads(text)
+    except nesting.TooDeep:
+        return None  # opaque: aligned as text
     except ValueError:
         pass
     for i, ch in enumerate(text[:400]):
         if ch in "[{":
             try:
-                return json.JSONDecoder().raw_decode(text[i:])[0]
+                return nesting.raw_decode(text, i)[0]
+            except nesting.TooDeep:
+                return None
             except ValueError:
                 continue
     return None
@@ -201,8 +211,8 @@ class IdTranslator:
         if not self.active:
             return arguments
         try:
-            value = json.loads(arguments)
-        except (TypeError, ValueError):
+            value = nesting.loads(arguments)
+        except (TypeError, ValueError):  # not JSON text, or too deep to hold ids we would find
             return arguments
         changed, out = self._rewrite(value, None, _tool_scope(tool), 0)
         return json.dumps(out, ensure_ascii=False) if changed else arguments

@@ -24,6 +24,9 @@ from typing import Any
 from decathlon import manifest as manifest_mod
 from decathlon.cassettes import cassette_path, trajectory_path
 from decathlon.errors import InfraError
+from decathlon.tasks import task_name_problem
+from mocks.cassette import nesting
+from mocks.cassette.calls import call_sequence
 from mocks.cassette.canonical import tokenize
 from mocks.cassette.store import dumps, seal, write_atomic
 from task_api.routing import LOCAL, route
@@ -85,8 +88,8 @@ def _parse(raw: str) -> tuple[bool, Any]:
     if raw is None or raw.strip() == "":
         return True, {}
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
+        value = nesting.loads(raw)
+    except ValueError:  # not JSON, or nested too deeply to be arguments: kept as the raw text
         return False, raw
     return isinstance(value, dict), value
 
@@ -137,7 +140,10 @@ def import_run(task: str, run: dict, known_servers: list[str], listed: list[str]
     metrics = partial_credit(run.get("failure"))
     body = {"meta": {"task": task, "imported": True, "launch_time": IMPORT_LAUNCH_TIME, "status": "success",
                      "recorded_pass": run.get("pass"), "recorded_failure": run.get("failure"),
-                     "recorded_metrics": metrics, "recorded_workspace": workspace},
+                     "recorded_metrics": metrics, "recorded_workspace": workspace,
+                     # What the recorded verdict belongs to: an episode is graded by it only if it made
+                     # exactly these calls (task_api/evaluate.py).
+                     "recorded_calls": call_sequence(messages, workspace)},
             "servers": servers, "local": {"mode": "replayed", "interactions": local}, "framework": framework,
             "http": []}
     trajectory = {"format": "decathlon-trajectory", "version": 1, "task": task, "messages": messages}
@@ -149,13 +155,14 @@ def import_run(task: str, run: dict, known_servers: list[str], listed: list[str]
 
 def read_run(path: Path) -> dict:
     """One recorded run, checked for the shape the importer relies on; anything else is `bad_run`, named."""
+    problem = task_name_problem(path.stem)
+    if problem is not None:  # the file's name is the task's, and so a folder and file names of the import
+        raise InfraError("bad_run", f"{path}: its name makes the task name, and {problem}")
     try:
-        run = json.loads(path.read_text(encoding="utf-8"))
+        run = nesting.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise InfraError("bad_run", f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except RecursionError:
-        raise InfraError("bad_run", f"{path}: nested too deeply to be a recorded run") from None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # unreadable, not JSON, or nested too deeply to be a run
         raise InfraError("bad_run", f"{path}: {exc}") from None
     if not isinstance(run, dict):
         raise InfraError("bad_run", f"{path}: a run is a JSON object with `messages`, not {_json_type(run)}")
@@ -178,6 +185,8 @@ def read_run(path: Path) -> dict:
                                  "with a string `name` and string `arguments`")
     if run.get("failure") is not None and not isinstance(run["failure"], str):
         raise InfraError("bad_run", f"{path}: `failure` must be a string")
+    if not isinstance(run.get("pass"), (bool, type(None))):
+        raise InfraError("bad_run", f"{path}: `pass` must be true, false or null")
     return run
 
 

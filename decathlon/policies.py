@@ -8,9 +8,9 @@ from typing import Protocol
 
 import httpx
 
-from decathlon.agent_loop import MalformedReply, StopLoop, check_assistant
+from decathlon.agent_loop import EpisodeFailed, MalformedReply, StopLoop, check_assistant
 from decathlon.cassettes import cassettes_dir, read_trajectory, trajectory_path
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, environment_owned, model_refusal
 from decathlon.id_translation import IdTranslator
 from decathlon.oracles import Call, Oracle, assistant_message, call_id, load_oracle, variables
 from decathlon.task_session import SetupResult
@@ -75,7 +75,9 @@ class _Chat:
         except httpx.HTTPError as exc:
             raise InfraError("model_unreachable", f"{self.client.base_url}: {exc!r}", "agent") from exc
         if resp.status_code != 200:
-            raise InfraError("model_error", f"HTTP {resp.status_code} from the model: {resp.text[:500]}", "agent")
+            refusal = model_refusal(resp.status_code, _reply_body(resp), messages, resp.text[:500])
+            # A context the policy overflowed ends its run as a failure; the endpoint's faults are infra errors.
+            raise refusal if environment_owned(refusal) else EpisodeFailed(refusal)
         try:
             msg = _first_message(resp.json())
             out = {"role": "assistant", "content": msg.get("content")}
@@ -96,6 +98,13 @@ class _Chat:
                                                "arguments": c["function"].get("arguments") or ""}}
                                  for c in out["tool_calls"]]
         return out
+
+
+def _reply_body(resp: httpx.Response) -> object:
+    try:
+        return resp.json()
+    except ValueError:
+        return resp.text
 
 
 def _first_message(body: object) -> dict:

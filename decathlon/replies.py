@@ -8,13 +8,13 @@ string sent on to the model.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from decathlon.errors import InfraError
+from mocks.cassette import nesting
 
 # Toolathlon cuts a tool's output at 100,000 characters (task-api does it, with a notice of a few
 # hundred characters); the sandbox may be configured higher (BENCH_MAX_SINGLE_TURN_RETURN_CHARS) but
@@ -128,8 +128,10 @@ class EvaluateReply(BaseModel):
 def decode(raw: bytes | str, what: str, phase: str) -> dict:
     """The one JSON object of a reply, or bad_reply naming what came instead."""
     try:
-        reply = json.loads(raw)
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
+        reply = nesting.loads(raw)
+    except nesting.TooDeep as exc:  # no reply of task-api nests so deep: forged, and would break our walks
+        raise InfraError("bad_reply", f"{what} sent a reply {exc}", phase) from None
+    except ValueError:  # not JSON, or not UTF-8
         reply = None
     if not isinstance(reply, dict):
         raise InfraError("bad_reply", f"{what} sent something that is not a JSON object: {raw[:200]!r}", phase)

@@ -17,14 +17,16 @@ cap (pass null), is a graded episode; as in Toolathlon, pass null counts as not 
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from decathlon.errors import InfraError
+from decathlon.tasks import task_name_problem
+from mocks.cassette import nesting
 
 NOTE = "Infra errors are counted apart and excluded from every rate."
 PHASES = ("acquire", "setup", "agent", "evaluate", "release")
@@ -90,7 +92,7 @@ def load_folder(folder: Path, skip_broken: bool = False) -> list[Loaded]:
     if not folder.is_dir():
         raise InfraError("usage", f"{folder} is not a folder; give {EXPECTED}")
     if (folder / IMPORT_REPORT).is_file():
-        return [_load_import(folder)]
+        return [_load_import(folder, skip_broken)]
     # <task>/result.json (one repeat), <task>/repeat-<i>/result.json (--repeats), <task>/<trace id>/result.json
     # (the verifiers taskset's --out)
     results = sorted(folder.glob(f"*/{RESULT_FILE}")) + sorted(folder.glob(f"*/*/{RESULT_FILE}"))
@@ -104,23 +106,84 @@ def load_folder(folder: Path, skip_broken: bool = False) -> list[Loaded]:
 
 def _read_json(path: Path, what: str) -> dict:
     try:
-        data = json.loads(path.read_bytes())
+        data = nesting.loads(path.read_bytes())
+    except nesting.TooDeep as exc:
+        raise _Broken(f"not a readable {what} ({exc})") from None
     except (OSError, ValueError) as exc:
-        raise _Broken(f"{path}: not a readable {what} ({type(exc).__name__}: {exc})") from None
+        raise _Broken(f"not a readable {what} ({type(exc).__name__}: {exc})") from None
     if not isinstance(data, dict):
-        raise _Broken(f"{path}: not a readable {what} (a JSON {type(data).__name__}, not an object)")
+        raise _Broken(f"not a readable {what} (a JSON {type(data).__name__}, not an object)")
     return data
 
 
 class _Broken(Exception):
-    pass
+    """What is wrong with one file; whoever reads the file names it."""
 
 
 def _broken_error(folder: Path, broken: list[str]) -> InfraError:
     shown = "; ".join(broken[:5]) + (f"; and {len(broken) - 5} more" if len(broken) > 5 else "")
-    return InfraError("bad_results", f"{len(broken)} result file(s) under {folder} cannot be read: {shown}. "
-                      "A run killed while writing leaves such files: re-run those tasks, or pass --skip-broken "
-                      "to report without them (the report lists what it skipped)")
+    return InfraError("bad_results", f"{len(broken)} result file(s) under {folder} cannot be used: {shown}. "
+                      "A run killed while writing leaves such files, and an edit by hand can: re-run those tasks, "
+                      "or pass --skip-broken to report without them (the report lists what it skipped)")
+
+
+# Every field the report reads from a file is checked here: a file of the wrong shape is broken, named
+# with its field, never a TypeError from deep inside the numbers (or the page).
+
+def _json_kind(value: object) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+            dict: "an object"}.get(type(value), "null")
+
+
+def _typed(d: dict, key: str, kinds: tuple[type, ...], want: str) -> Any:
+    """d[key] if it is absent, null or one of `kinds` (a boolean is never a number here); else broken."""
+    value = d.get(key)
+    if value is None or (isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)):
+        return value
+    raise _Broken(f"`{key}` is {_json_kind(value)}, not {want}")
+
+
+def _count(d: dict, key: str) -> int:
+    value = _typed(d, key, (int,), "a count")
+    if value is not None and value < 0:
+        raise _Broken(f"`{key}` is negative")
+    return value or 0
+
+
+def _number(d: dict, key: str, finite: bool) -> float:
+    value = _typed(d, key, (int, float), "a number")
+    if finite and value is not None and not math.isfinite(value):
+        raise _Broken(f"`{key}` is not a finite number")
+    return float(value or 0.0)
+
+
+def _numbers(d: dict, key: str, finite: bool) -> dict[str, float]:
+    table = _typed(d, key, (dict,), "an object of numbers") or {}
+    for name, v in table.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (finite and not math.isfinite(v)):
+            raise _Broken(f"`{key}.{name}` is {_json_kind(v)}, not a{' finite' if finite else ''} number")
+    return {k: float(v) for k, v in table.items()}
+
+
+def _error_of(d: dict, key: str) -> dict | None:
+    """An infra error or failure: null, or {kind, message?, phase?} of strings (the page shows them as text)."""
+    err = _typed(d, key, (dict,), "an object {kind, message}")
+    if err is not None:
+        if not isinstance(err.get("kind"), str):
+            raise _Broken(f"`{key}.kind` is {_json_kind(err.get('kind'))}, not a string")
+        for part in ("message", "phase"):
+            if not isinstance(err.get(part), (str, type(None))):
+                raise _Broken(f"`{key}.{part}` is {_json_kind(err[part])}, not a string")
+    return err
+
+
+def _run_info(d: dict) -> dict:
+    """What ran (run.json, or a result's `run`): its names are strings, its repeats a count."""
+    for key in ("source", "source_name", "policy", "backend", "mode"):
+        _typed(d, key, (str,), "a string")
+    if _typed(d, "repeats", (int,), "a count") is not None and d["repeats"] < 1:
+        raise _Broken("`repeats` is below 1")
+    return d
 
 
 def _load_run(folder: Path, results: list[Path], skip_broken: bool) -> Loaded:
@@ -128,22 +191,19 @@ def _load_run(folder: Path, results: list[Path], skip_broken: bool) -> Loaded:
     broken: list[str] = []
     if (folder / RUN_FILE).is_file():
         try:
-            meta = _read_json(folder / RUN_FILE, "run description")
+            meta = _run_info(_read_json(folder / RUN_FILE, "run description"))
         except _Broken as exc:
-            broken.append(str(exc))
+            broken.append(f"{folder / RUN_FILE}: {exc}")
+            meta = {}
     episodes, keys, backends = [], Counter(), set()
     for path in results:
         try:
             r = _read_json(path, "result file")
-        except _Broken as exc:
-            broken.append(str(exc))
-            continue
-        try:
             ep = episode_of(r, str(path.parent))
+            run = _run_info(_typed(r, "run", (dict,), "an object") or meta)
         except _Broken as exc:
             broken.append(f"{path}: {exc}")
             continue
-        run = r.get("run") if isinstance(r.get("run"), dict) else meta
         keys[RunKey("run", str(run.get("source_name") or run.get("source") or folder.name),
                     run.get("policy"), run.get("mode"))] += 1
         if run.get("backend"):
@@ -179,42 +239,46 @@ def episode_of(r: dict, ref: str | None = None) -> Episode:
     task = r.get("task")
     if not isinstance(task, str) or "reward" not in r:
         raise _Broken("not a decathlon result (no task or reward)")
-    try:
-        return Episode(task=task, repeat=int(r.get("repeat") or 0), passed=r.get("pass"),
-                       reward=float(r.get("reward") or 0.0), status=r.get("status"),
-                       infra_error=r.get("infra_error"), failure=r.get("failure"),
-                       turns=int(r.get("turns") or 0), tool_calls=int(r.get("tool_calls") or 0),
-                       timings={k: float(v) for k, v in (r.get("timings") or {}).items()},
-                       metrics={k: float(v) for k, v in (r.get("metrics") or {}).items()},
-                       conflict_group=r.get("conflict_group"), conflict_wait=float(r.get("conflict_wait") or 0.0),
-                       ref=ref)
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise _Broken(f"a field has the wrong type ({exc})") from None
+    return Episode(task=task, repeat=_count(r, "repeat"), passed=_typed(r, "pass", (bool,), "true, false or null"),
+                   reward=_number(r, "reward", finite=False), status=_typed(r, "status", (str,), "a string"),
+                   infra_error=_error_of(r, "infra_error"), failure=_error_of(r, "failure"),
+                   turns=_count(r, "turns"), tool_calls=_count(r, "tool_calls"),
+                   # an evaluator's metrics (and a reward weighing them) may be NaN; our own timings never are
+                   timings=_numbers(r, "timings", finite=True), metrics=_numbers(r, "metrics", finite=False),
+                   conflict_group=_typed(r, "conflict_group", (str,), "a string"),
+                   conflict_wait=_number(r, "conflict_wait", finite=True), ref=ref)
 
 
 def _recorded_episode(task: str, run: dict, ref: str) -> Episode:
+    """One recorded run ({"pass", "messages", "failure"?}); broken if a field has the wrong type."""
     from decathlon.importer import partial_credit
-    messages = run.get("messages") if isinstance(run.get("messages"), list) else []
-    turns = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
-    calls = sum(len(m.get("tool_calls") or []) for m in messages if isinstance(m, dict))
-    passed = run.get("pass") if isinstance(run.get("pass"), bool) else None
+    if "pass" not in run:
+        raise _Broken("not a recorded run (no \"pass\" and \"messages\")")
+    passed = _typed(run, "pass", (bool,), "true, false or null")
+    failure = _typed(run, "failure", (str,), "a string")
+    messages = _typed(run, "messages", (list,), "a list of messages")
+    if messages is None:
+        raise _Broken("not a recorded run (no \"pass\" and \"messages\")")
+    turns = calls = 0
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise _Broken(f"`messages[{i}]` is {_json_kind(m)}, not an object")
+        turns += m.get("role") == "assistant"
+        tool_calls = m.get("tool_calls")
+        if not isinstance(tool_calls, (list, type(None))):
+            raise _Broken(f"`messages[{i}].tool_calls` is {_json_kind(tool_calls)}, not a list")
+        calls += len(tool_calls or [])
     return Episode(task=task, repeat=1, passed=passed, reward=1.0 if passed else 0.0,
-                   status="recorded", turns=turns, tool_calls=calls, metrics=partial_credit(run.get("failure")),
-                   ref=ref)
+                   status="recorded", turns=turns, tool_calls=calls, metrics=partial_credit(failure), ref=ref)
 
 
 def _load_recorded(folder: Path, files: list[Path], skip_broken: bool) -> Loaded:
     episodes, broken = [], []
     for path in files:
         try:
-            run = _read_json(path, "recorded run")
+            episodes.append(_recorded_episode(path.stem, _read_json(path, "recorded run"), str(path)))
         except _Broken as exc:
-            broken.append(str(exc))
-            continue
-        if "pass" not in run or not isinstance(run.get("messages"), list):
-            broken.append(f"{path}: not a recorded run (no \"pass\" and \"messages\")")
-            continue
-        episodes.append(_recorded_episode(path.stem, run, str(path)))
+            broken.append(f"{path}: {exc}")
     if broken and not skip_broken:
         raise _broken_error(folder, broken)
     if not episodes:
@@ -222,27 +286,41 @@ def _load_recorded(folder: Path, files: list[Path], skip_broken: bool) -> Loaded
     return Loaded(RunKey("recorded", folder.name, None, None), folder, None, 1, episodes, broken)
 
 
-def _load_import(folder: Path) -> Loaded:
+def _load_import(folder: Path, skip_broken: bool) -> Loaded:
     """An import's tasks, with the verdicts and conversations it carries (no run needed)."""
     from decathlon.cassettes import trajectory_path
+    report = folder / IMPORT_REPORT
     try:
-        rep = _read_json(folder / IMPORT_REPORT, "import report")
+        rep = _read_json(report, "import report")
+        tasks = _typed(rep, "tasks", (dict,), "an object of tasks") or {}
     except _Broken as exc:
-        raise InfraError("bad_results", f"{exc}; re-run `decathlon cassettes import-trajectories`") from None
-    tasks = rep.get("tasks") if isinstance(rep.get("tasks"), dict) else {}
-    episodes = []
+        raise InfraError("bad_results", f"{report}: {exc}; re-run `decathlon cassettes import-trajectories`") from None
+    episodes, broken = [], []
     for task in sorted(tasks):
-        ref = trajectory_path(folder / "cassettes", task)
-        run = {"pass": (tasks[task] or {}).get("pass"), "messages": []}
+        # The name becomes a file name here: checked before it is one (an edited report may say "../x").
+        problem = task_name_problem(task)
+        if problem is not None:
+            broken.append(f"{report}: {problem}")
+            continue
         try:
-            run["messages"] = _messages_of(json.loads(ref.read_bytes()))
-        except (OSError, ValueError):
-            pass
-        episodes.append(_recorded_episode(task, run, str(ref)))
+            entry = _typed(tasks, task, (dict,), "an object") or {}
+            run = {"pass": _typed(entry, "pass", (bool,), "true, false or null"), "messages": []}
+        except _Broken as exc:
+            broken.append(f"{report}: task {task}: {exc}")
+            continue
+        ref = trajectory_path(folder / "cassettes", task)
+        try:
+            if ref.exists():  # the verdict is the report's; a missing conversation only leaves no counts
+                run["messages"] = _messages_of(_read_json(ref, "trajectory"))
+            episodes.append(_recorded_episode(task, run, str(ref)))
+        except _Broken as exc:
+            broken.append(f"{ref}: {exc}")
+    if broken and not skip_broken:
+        raise _broken_error(folder, broken)
     if not episodes:
-        raise InfraError("no_results", f"{folder / IMPORT_REPORT} lists no task; give {EXPECTED}")
+        raise InfraError("no_results", f"{report} lists no task; give {EXPECTED}")
     source = Path(str(rep.get("source") or folder.name)).name
-    return Loaded(RunKey("recorded", source, None, None), folder, None, 1, episodes)
+    return Loaded(RunKey("recorded", source, None, None), folder, None, 1, episodes, broken)
 
 
 def _messages_of(doc: object) -> list:
@@ -388,14 +466,14 @@ def trajectory(ref: str | None) -> dict:
     try:
         if path.is_dir():  # a run's episode folder
             if (path / "messages.json").is_file():
-                out["messages"] = _messages_of(json.loads((path / "messages.json").read_bytes()))
+                out["messages"] = _messages_of(nesting.loads((path / "messages.json").read_bytes()))
             if (path / "eval_output.txt").is_file():
                 out["evaluator_output"] = (path / "eval_output.txt").read_text(encoding="utf-8", errors="replace")
         elif path.is_file():  # a recorded run, or an import's trajectory
-            doc = json.loads(path.read_bytes())
+            doc = nesting.loads(path.read_bytes())
             out["messages"] = _messages_of(doc)
             if isinstance(doc, dict) and isinstance(doc.get("failure"), str):
                 out["evaluator_output"] = doc["failure"]
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or nested too deeply (nesting.TooDeep)
         out["evaluator_output"] = f"(the trajectory at {ref} cannot be read: {exc})"
     return out

@@ -58,8 +58,18 @@ class TaskEnvReport:
 
 
 def default_dir(lock_sha: str, python_version: str) -> Path:
-    base = Path(os.environ.get("DECATHLON_TASK_ENV_DIR") or Path.home() / ".cache" / "decathlon" / "task-envs")
-    return base / f"py{python_version}-{lock_sha[:12]}"
+    return env_base() / f"py{python_version}-{lock_sha[:12]}"
+
+
+def env_base() -> Path:
+    """Where task environments go. Root's own cache (/root, 0700) would be out of reach of the unprivileged
+    users the local backend runs episodes as when it runs as root: root's go to /var/cache instead."""
+    named = os.environ.get("DECATHLON_TASK_ENV_DIR")
+    if named:
+        return Path(named)
+    if os.geteuid() == 0:
+        return Path("/var/cache/decathlon/task-envs")
+    return Path.home() / ".cache" / "decathlon" / "task-envs"
 
 
 def probe(python: str) -> dict[str, str]:

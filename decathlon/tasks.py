@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +12,30 @@ from task_api.errors import InfraError as SandboxInfraError
 
 REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "fixtures" / "toolathlon-mini"
+
+# A task name becomes a folder (tasks/finalpool/<task>/, <out>/<task>/), file names (<task>.cassette.json)
+# and an argument of task-api, so it is one path component of plain characters, never `.` or `..`, and
+# never starts like an option (`-`) or a hidden file (`.`). Toolathlon's are like k8s-mysql.
+_TASK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}")
+
+
+def task_name_problem(name: object) -> str | None:
+    """Why `name` cannot be a task name, or None: the one check for every name taken from a file or folder
+    name, a recording or a report."""
+    if not isinstance(name, str):
+        return f"a task name is a string, not {type(name).__name__}"
+    if _TASK_NAME.fullmatch(name) is None:
+        return (f"{name[:100]!r} is not a usable task name: one path component of letters, digits, '-', '_' "
+                "and '.', not starting with '-' or '.', at most 200 characters")
+    return None
+
+
+def check_task_name(name: str) -> str:
+    """`name`, or bad_task if it cannot be a task name (see task_name_problem)."""
+    problem = task_name_problem(name)
+    if problem is not None:
+        raise InfraError("bad_task", problem)
+    return name
 
 
 @dataclass(frozen=True)
@@ -51,6 +76,10 @@ def catalogue(source: Path) -> list[TaskInfo]:
     except SandboxInfraError as exc:
         raise InfraError(exc.kind, exc.message) from exc
     for name in names:
+        bad_name = task_name_problem(name)
+        if bad_name is not None:  # a folder's name, so one component; but it would be an argv, a file name…
+            out.append(TaskInfo(name, [], [], False, False, f"bad_task: {bad_name}"))
+            continue
         try:
             t = taskdef.load_task(source, name)
         except SandboxInfraError as exc:
@@ -63,13 +92,16 @@ def catalogue(source: Path) -> list[TaskInfo]:
 
 
 def select(source: Path, wanted: list[str], all_tasks: bool) -> list[str]:
-    known = [t.id for t in catalogue(source)]
+    """The tasks to run. One whose folder name cannot be a task name is never run: `decathlon tasks` lists
+    it with why, --all leaves it out, naming it is an error."""
+    known = [t.id for t in catalogue(source) if task_name_problem(t.id) is None]
     if all_tasks:
         return known
     chosen = []
     for raw in wanted:
         name = taskdef.normalise_id(raw)
         if name not in known:
+            check_task_name(name)  # a bad name is named as such, whether or not a folder has it
             raise InfraError("unknown_task", taskdef.unknown_task_message(raw, known))
         chosen.append(name)
     return chosen

@@ -18,7 +18,7 @@ import verifiers.v1 as vf
 from pydantic import PrivateAttr
 
 from decathlon import conflicts, errors
-from decathlon.agent_loop import StopLoop
+from decathlon.agent_loop import FAILED, EpisodeFailed
 from decathlon.backends import make_backend
 from decathlon.backends.base import Sandbox, SandboxSpec
 from decathlon.episode import ARTIFACTS, RELEASE_TIMEOUT, acquire
@@ -52,28 +52,21 @@ class InfraError(vf.RolloutError):
         return {"kind": self.kind, "message": self.detail, "phase": self.phase}
 
 
-FAILED_STATUS = "failed"  # the run's status when the episode failed on its own (see `fail`)
-
-
-class EpisodeFailed(StopLoop):
-    """Ends the agent loop of an episode whose sandbox failed after the agent acted: scored 0, not masked."""
-
-    def __init__(self) -> None:
-        super().__init__(FAILED_STATUS)
+FAILED_STATUS = FAILED  # the run's status when the episode failed on its own (see `fail`)
 
 
 def fail(trace: vf.Trace, exc: errors.InfraError, phase: str) -> InfraError | EpisodeFailed:
     """What to raise for `exc`, also kept machine-readable on trace.info.
 
-    After the agent acted (a tool call or the evaluation), a fault the environment does not own is the
-    episode's failure (`trace.info["failure"]`, the episode scores 0: see decathlon.errors): an
-    EpisodeFailed that ends the loop as a normal end would. Otherwise the rollout fails with an
-    InfraError (ok=False, masked)."""
+    After the agent acted (a model call, a tool call or the evaluation), a fault the environment does not
+    own is the episode's failure (`trace.info["failure"]`, the episode scores 0: see decathlon.errors;
+    its sandbox breaking, or its policy overflowing the model's context): an EpisodeFailed that ends the
+    loop as a normal end would. Otherwise the rollout fails with an InfraError (ok=False, masked)."""
     ep = trace.state.episode if isinstance(trace.state, DecathlonState) else None
     if phase != "setup" and ep is not None and not errors.environment_owned(exc):
         ep.failure = {**exc.to_json(), "phase": exc.phase or phase}
         trace.info["failure"] = ep.failure
-        return EpisodeFailed()
+        return EpisodeFailed(exc)
     err = InfraError.wrap(exc, phase)
     trace.info["infra_error"] = err.to_json()
     return err
@@ -142,8 +135,10 @@ class Episode:
                     continue  # not every episode gets far enough to write every file
         (folder / "messages.json").write_text(json.dumps(self.messages, ensure_ascii=False, indent=2), encoding="utf-8")
         verdict = self.verdict()
+        # An episode that failed on its own got no evaluation but the FAILED verdict: pass false, as in `run`.
+        passed = verdict.passed if verdict else (False if self.failure is not None else None)
         result = {"task": self.task, "trace_id": trace.id, "ok": trace.ok, "status": self.status,
-                  "turns": self.turns, "tool_calls": self.tool_calls, "pass": verdict.passed if verdict else None,
+                  "turns": self.turns, "tool_calls": self.tool_calls, "pass": passed,
                   "metrics": verdict.metrics if verdict else {}, "reward": trace.reward if trace.ok else None,
                   "rewards": {k: (r.score if r else None) for k, r in trace.rewards.items()},
                   "infra_error": trace.info.get("infra_error"), "failure": self.failure,

@@ -51,11 +51,16 @@ class DecathlonHarness(vf.Harness[vf.HarnessConfig]):
                 body["tools"] = tools
             try:
                 completion = await client.chat.completions.create(**body)
-            except openai.BadRequestError:
-                if trace.stop_condition is None:
-                    raise
-                # A verifiers limit or @stop refused the turn: the run ends here and is still scored.
-                raise StopLoop("max_turns_reached" if trace.stop_condition == "max_turns" else "interrupted") from None
+            except openai.BadRequestError as exc:
+                if trace.stop_condition is not None:
+                    # A verifiers limit or @stop refused the turn: the run ends here and is still scored.
+                    raise StopLoop("max_turns_reached" if trace.stop_condition == "max_turns"
+                                   else "interrupted") from None
+                # The endpoint refused the conversation (verifiers relays its reply): a context the policy
+                # overflowed ends the run as its failure, scored 0; any other refusal fails the rollout.
+                refusal = errors.model_refusal(exc.status_code, exc.body if exc.body is not None else exc.message,
+                                               sent, exc.message[:500])
+                raise fail(trace, refusal, "agent") from exc
             return _assistant(completion.choices[0].message)
 
         async def execute(name: str, args: str):

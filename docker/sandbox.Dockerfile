@@ -39,21 +39,22 @@ FROM ${BASE_IMAGE} AS sandbox
 RUN (command -v git >/dev/null && ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1) \
  || (apt-get update && apt-get install -y --no-install-recommends git libfaketime && rm -rf /var/lib/apt/lists/*)
 # agent (1500): the daemon, its MCP servers and the agent's python run as this unprivileged user.
+# service (1501): the episode's mail, Canvas and WooCommerce, which the agent talks to: never the grader.
 # grader (1502): preprocess and the evaluator, which alone read the task source (root:grader 0750).
 # root only orchestrates (task_api/users.py); the backend drops every capability root does not need.
 # No `safe.directory = *`: git trusts a repository its own user owns, and the grader's is defused first.
 RUN groupadd -g 1500 agent && useradd -u 1500 -g agent -m -d /home/agent -s /bin/sh agent \
+ && groupadd -g 1501 service && useradd -u 1501 -g service -M -d /nonexistent -s /usr/sbin/nologin service \
  && groupadd -g 1502 grader && useradd -u 1502 -g grader -M -d /nonexistent -s /usr/sbin/nologin grader
 COPY --from=dedup /opt/decathlon /opt/decathlon
 COPY src /opt/decathlon/src
 # The project as a plain path entry (like the host's compat editable install), plus its task-api.
-# The root filesystem is read-only in a sandbox: the excel server's log (beside its own package)
-# goes to /tmp.
+# (The excel server's log beside its own package goes nowhere: ci/install_servers.py.) The fixtures (a
+# prime sandbox's task source) are the grader's to read, never the agent's: they hold oracles and answers.
 RUN echo /opt/decathlon/src > "$(echo /opt/decathlon/venv/lib/python3*/site-packages)/decathlon-src.pth" \
  && printf '#!/opt/decathlon/venv/bin/python\nfrom task_api.cli import main\nmain()\n' > /opt/decathlon/venv/bin/task-api \
  && chmod 0755 /opt/decathlon/venv/bin/task-api \
- && chmod -R go-rwx /opt/decathlon/src/fixtures \
- && ln -s /tmp/excel-mcp.log /opt/decathlon/servers/excel/lib/python3.11/excel-mcp.log \
+ && chown -R root:grader /opt/decathlon/src/fixtures && chmod -R u=rwX,g=rX,o= /opt/decathlon/src/fixtures \
  && mkdir -p /episodes /run/decathlon && chmod 0755 /episodes && chown agent:agent /run/decathlon
 ENV PATH=/opt/decathlon/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     DECATHLON_SERVERS_DIR=/opt/decathlon/servers LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1

@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from task_api.errors import InfraError
 from task_api.home import Home
-from task_api.local_tools import tools_for
+from task_api.local_tools import GROUPS, tools_for
 from task_api.local_tools.base import Context
 from task_api.oom import oom_kills
 from task_api import reaper
@@ -26,10 +26,12 @@ from mocks.cassette.errors import CassetteError
 from mocks.cassette.redact import Redactor, secrets_from_env
 from mocks.cassette.store import load as load_cassette_file
 from mocks.replay.server import build_server as build_replay_server
-from task_api import services
+from task_api import jail, services
+from task_api.netns import NetnsError, enter as enter_netns
 from task_api.recording import FrameworkReplay, LocalReplay, Recorder
 from task_api.servers_config import ServerSpec
 from task_api.tool_calls import Executor, elapsed_ms
+from task_api.users import Users
 
 MAX_LIFETIME = float(os.environ.get("DECATHLON_DAEMON_MAX_SECONDS", str(6 * 3600)))
 MAX_REQUEST = 64 << 20
@@ -103,8 +105,6 @@ class Daemon:
             local_replay = LocalReplay(cassette.get("local", {}), workspace)
             if "framework" in cassette:
                 framework = FrameworkReplay(cassette["framework"], workspace)
-        # A daemon forked by the zygote is not yet in the episode's network namespace; its servers must be.
-        services.join(self.spec.get("services"))
         self.servers = await start_all(specs, self.home.server_logs, factories)
         if mode == "record":
             self.recorder = Recorder(workspace)
@@ -112,8 +112,11 @@ class Daemon:
                 self.recorder.add_server(name, [t.model_dump(by_alias=True, mode="json", exclude_none=True)
                                                 for t in self.servers[name].tools])
         local, unknown = tools_for(self.spec["local_tools"])
+        if unknown:  # it would run, but not as the task was written
+            raise InfraError("unknown_local_tools", f"the task asks for built-in tool group(s) {', '.join(unknown)}, "
+                             f"which this sandbox does not implement (it has: {', '.join(sorted(GROUPS))})")
         self.executor = Executor(self.servers, local, Context(workspace), self.recorder, local_replay, framework)
-        return {"ok": True, "tools": self.tool_schemas(), "unknown_local_tools": unknown,
+        return {"ok": True, "tools": self.tool_schemas(),
                 "servers": {n: {"tools": len(h.tools), "startup_ms": round(h.startup_ms, 1)}
                             for n, h in sorted(self.servers.items())}}
 
@@ -216,6 +219,30 @@ class Daemon:
             reaper.kill_descendants()
 
 
+def become_agent(spec: dict) -> None:
+    """Where the daemon starts privileged (the local backend as root, whose zygote is root's): into the
+    episode's network namespace and its own view of the files (task_api.jail), then the agent's user for
+    good, before anything of the agent's runs. In a container the daemon already is the agent."""
+    netns = spec.get("netns")
+    if netns:
+        try:
+            enter_netns(int(netns))
+        except NetnsError as exc:
+            raise InfraError("service_died", f"the episode's network namespace is gone ({exc})") from None
+    users = Users.from_env()
+    if not users.separated or os.geteuid() == users.agent:
+        return
+    try:
+        if os.environ.get(jail.HIDE_ENV):  # the local backend's: in a container, nothing of the host is there
+            jail.enter(jail.hidden(spec.get("hide")))
+        users.become("agent")
+    except OSError as exc:
+        raise InfraError("privilege", f"the episode daemon could not become the agent's user: {exc}") from None
+    os.environ.update(USER="agent", LOGNAME="agent")
+    if not os.access(os.environ.get("HOME", "/"), os.W_OK) and spec.get("agent_home"):
+        os.environ["HOME"] = spec["agent_home"]  # the host's HOME (root's) is not the agent's
+
+
 def run(home: Home, spec_stream: BinaryIO) -> None:
     """Setup starts the daemon before preprocess and sends its spec (over a pipe or socket, never a file:
     the servers' environments may hold credentials) once it knows the servers."""
@@ -226,7 +253,13 @@ def run(home: Home, spec_stream: BinaryIO) -> None:
         spec_stream.close()
         if not raw:
             raise SystemExit("daemon: setup closed the pipe without a spec (it failed first)")
-        asyncio.run(Daemon(home, json.loads(raw)).serve())
+        spec = json.loads(raw)
+        try:
+            become_agent(spec)
+        except InfraError as exc:
+            _write_atomic(home.ready, {"ok": False, **exc.to_json()})
+            return
+        asyncio.run(Daemon(home, spec).serve())
     finally:
         home.pidfile.unlink(missing_ok=True)
 

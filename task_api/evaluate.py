@@ -19,6 +19,7 @@ import signal
 import time
 from pathlib import Path
 
+from mocks.cassette.calls import call_sequence, first_difference
 from mocks.cassette.canonical import tokenize
 from mocks.cassette.redact import Redactor, secrets_from_env
 from mocks.cassette.store import save, write_atomic
@@ -92,7 +93,7 @@ def evaluate(home: Home, messages_file: str, status: str) -> dict:
     recording = _take_recording(home, messages) if mode == "record" else None
     stop_agent(home, users)
     if status == "success":
-        recorded = _recorded_verdict(session)
+        recorded = _recorded_verdict(session, messages)
         if recorded is not None:
             result.update(recorded)
         else:
@@ -138,15 +139,27 @@ def _write_cassette(home: Home, session: dict, recording: dict, status: str, res
     return home.cassette_out
 
 
-def _recorded_verdict(session: dict) -> dict | None:
-    """An imported run carries no task files: its recorded verdict is the verdict (marked as such).
-    With a Toolathlon checkout as the source, its real evaluator runs instead."""
+def _recorded_verdict(session: dict, messages: list[dict]) -> dict | None:
+    """An imported run carries no task files: its recorded verdict is the verdict (marked as such), but
+    only of the recording itself. The verdict belongs to the recorded calls, made in full and in order;
+    an episode that made anything else did something nobody graded, and cannot be graded offline. With a
+    Toolathlon checkout as the source, its real evaluator runs instead."""
     meta = session.get("cassette_meta") or {}
     if not meta.get("imported"):
         return None
     task = load_task(Path(session["task_root"]), session["task"])
     if task.evaluator.is_file():
         return None
+    recorded = meta.get("recorded_calls")
+    if not isinstance(recorded, list):
+        raise InfraError("not_gradable", f"{task.name} was imported without its recorded call sequence (an import "
+                         "older than this decathlon): import the runs again to replay them graded")
+    differs = first_difference(recorded, call_sequence(messages, session["workspace"]))
+    if differs is not None:
+        raise InfraError("not_gradable", f"{task.name} is an imported recorded run: its recorded verdict belongs to "
+                         f"its {len(recorded)} recorded calls, and this episode did not make them ({differs}). Nothing "
+                         "else can be graded without the task's evaluator: run the task from a Toolathlon checkout "
+                         "(--source CHECKOUT, live or --mode rerun) to grade a new policy")
     failure = meta.get("recorded_failure") or ""
     return {"pass": meta.get("recorded_pass"), "metrics": meta.get("recorded_metrics") or {}, "recorded": True,
             "exit_code": None, "output_tail": tail(failure), "elapsed_ms": 0.0}
@@ -154,11 +167,9 @@ def _recorded_verdict(session: dict) -> dict | None:
 
 def stop_agent(home: Home, users: Users) -> None:
     """Nothing of the agent's runs while it is graded: the daemon (with its servers), then, where users
-    are separated, every process of the agent's user, wherever it put itself."""
-    try:
-        pid = int(home.pidfile.read_text())
-    except (OSError, ValueError):
-        pid = None
+    are separated, every process of the agent's user, wherever it put itself. The daemon's pid is the one
+    setup recorded in root's state, never the agent's run/daemon.pid."""
+    pid = home.daemon_pid()
     if pid is not None and alive(pid):
         try:
             os.kill(pid, signal.SIGTERM)
@@ -184,7 +195,8 @@ def _run_evaluator(home: Home, session: dict, env: dict[str, str], users: Users,
                                                  session["workspace"], "--groundtruth_workspace", gt,
                                                  "--launch_time", session["launch_time"]],
                      cwd=task.source, timeout=EVAL_TIMEOUT,
-                     env=grader_env(home, {**env, METRICS_ENV: str(home.metrics_file)}), prefix=users.prefix("grader"))
+                     env=grader_env(home, {**env, METRICS_ENV: str(home.metrics_file)}), prefix=users.prefix("grader"),
+                     dumpable=False)
     output = "".join(line + "\n" for line in report.lines()) + run.output
     home.eval_output.write_text(output, encoding="utf-8")
     if run.exit_code is None:

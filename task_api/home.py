@@ -46,6 +46,11 @@ class Home:
         return self.root / "grader"
 
     @property
+    def services_home(self) -> Path:
+        """The episode's services' own folder (their seed and logs): the service user's alone."""
+        return self.root / "services"
+
+    @property
     def task_root(self) -> Path:
         """The episode's private Toolathlon root (task_api/task_copy.py): the grader's."""
         return self.grader_home / "checkout"
@@ -67,7 +72,28 @@ class Home:
 
     @property
     def pidfile(self) -> Path:
+        """The daemon's own note of its pid: the agent's to rewrite, so root never acts on it."""
         return self.run / "daemon.pid"
+
+    @property
+    def daemon_record(self) -> Path:
+        """The daemon's pid as setup started it, in root's state/: what teardown and evaluate signal."""
+        return self.state / "daemon.pid"
+
+    def daemon_pid(self) -> int | None:
+        """The recorded daemon pid, or None: never 0, 1 or below (kill() would signal a whole group,
+        init, or every process there is)."""
+        try:
+            pid = int(self.daemon_record.read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            return None
+        return pid if pid > 1 else None
+
+    @property
+    def agent_home(self) -> Path:
+        """HOME of the agent's processes where the backend's own HOME is not theirs (the local backend as
+        root): the agent's alone."""
+        return self.root / "agent-home"
 
     @property
     def daemon_log(self) -> Path:

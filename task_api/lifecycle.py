@@ -12,13 +12,6 @@ from task_api.home import Home
 STOP_WAIT = 15.0
 
 
-def _pid(home: Home) -> int | None:
-    try:
-        return int(home.pidfile.read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def alive(pid: int) -> bool:
     """Running, and not merely a zombie waiting for an init that reaps slowly (the daemon is detached)."""
     try:
@@ -48,7 +41,7 @@ def teardown(home: Home) -> dict:
 
     services.stop(home)
     stop_leftovers(home)
-    pid = _pid(home)
+    pid = home.daemon_pid()
     if pid is None or not alive(pid):
         home.socket.unlink(missing_ok=True)
         return {"torn_down": False, "note": "no episode daemon was running"}
@@ -68,7 +61,7 @@ def teardown(home: Home) -> dict:
             pass
         killed = True
     home.socket.unlink(missing_ok=True)
-    home.pidfile.unlink(missing_ok=True)
+    home.daemon_record.unlink(missing_ok=True)
     return {"torn_down": True, "killed": killed}
 
 

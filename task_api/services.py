@@ -3,7 +3,9 @@ the episode before its preprocess, checked at every tool call and before grading
 
 Which ones: those behind the MCP servers the task needs (emails → mail, canvas → canvas, woocommerce →
 woocommerce; the 16 real tasks that touch these applications all name the server). They run as the
-grader (the agent cannot stop them), seeded from the episode's own task root, in mocks/services. On
+service user (task_api.users: the agent cannot stop them, and whatever it makes them do, they are not
+the grader), seeded with the accounts of the episode's own task root (its configs/users_data.json,
+copied into their folder), in mocks/services. On
 the local backend (TASK_API_PRIVATE_NETNS=1) they get a network namespace of their own, which the
 preprocess, the daemon (and its servers) and the evaluator join: two episodes both listen at :10001
 and never meet.
@@ -13,12 +15,14 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from mocks.services.directory import USERS_FILE
 from task_api import netns
 from task_api.clock import behind
 from task_api.errors import InfraError, tail
@@ -39,17 +43,32 @@ def needed(servers: list[str]) -> list[str]:
 
 
 def private_netns() -> bool:
-    return os.environ.get("TASK_API_PRIVATE_NETNS") == "1"
+    """The backend gives episodes no network of their own (the local backend): TASK_API_PRIVATE_NETNS=1
+    for an episode with services, `all` for every episode (the local backend as root)."""
+    return os.environ.get("TASK_API_PRIVATE_NETNS") in ("1", "all")
 
 
 def logs_dir(home: Home) -> Path:
-    return home.grader_home / "services"
+    return home.services_home / "logs"
 
 
-def isolate(task: str, names: list[str]) -> None:
-    """Before anything of the episode starts: its own loopback, where the backend gives it none."""
-    if not names or not private_netns():
-        return
+def _seed_root(home: Home) -> Path:
+    """A task root holding only what the services read (mocks/services/directory.py), in their own folder:
+    they never read the grader's copy of the task."""
+    seed = home.services_home / "root"
+    users = home.task_root / USERS_FILE
+    (seed / USERS_FILE).parent.mkdir(parents=True)
+    if users.is_file():  # absent, the services say so by name when they start
+        shutil.copyfile(users, seed / USERS_FILE)
+    return seed
+
+
+def isolate(task: str, names: list[str], users: Users) -> bool:
+    """Before anything of the episode starts: its own loopback, where the backend gives it none (for its
+    services, or, where the backend asks, for every episode). True if this process is now in it."""
+    wanted = os.environ.get("TASK_API_PRIVATE_NETNS")
+    if not (names and wanted in ("1", "all") or wanted == "all" and users.separated):
+        return False
     try:
         netns.unshare()
     except netns.NetnsError as exc:
@@ -57,18 +76,22 @@ def isolate(task: str, names: list[str]) -> None:
                          f"scripts hard-code; on the local backend each episode gets them in a network namespace of its "
                          f"own, which cannot be created here ({exc}). Run decathlon as root, or use --backend compose "
                          "(each sandbox has its own network)") from None
+    return True
 
 
 def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, str]) -> dict | None:
     """Start the services; return the record setup keeps in the session (pids, ports, netns)."""
     if not names:
         return None
+    if home.services_home.exists():  # an earlier episode's, in a reused home
+        shutil.rmtree(home.services_home)
     logs = logs_dir(home)
-    logs.mkdir(parents=True, exist_ok=True)
-    users.give(logs, "grader", 0o700)
-    argv0, full_env = behind(users.prefix("grader"), {**os.environ, **env, "PYTHONDONTWRITEBYTECODE": "1"})
+    logs.mkdir(parents=True)
+    seed = _seed_root(home)
+    users.give(home.services_home, "service", 0o700)
+    argv0, full_env = behind(users.prefix("service"), {**os.environ, **env, "PYTHONDONTWRITEBYTECODE": "1"})
     with open(logs / "supervisor.log", "ab") as log:
-        proc = subprocess.Popen([*argv0, sys.executable, "-m", "mocks.services", "--root", str(home.task_root),
+        proc = subprocess.Popen([*argv0, sys.executable, "-m", "mocks.services", "--root", str(seed),
                                  "--logs", str(logs), "--services", ",".join(names), "--home", str(home.root)],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=full_env,
                                 start_new_session=True, cwd=str(home.root))

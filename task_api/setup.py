@@ -13,7 +13,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from task_api import modes, runner_shims, services, task_copy
+from task_api import grader_git, modes, runner_shims, services, task_copy
 from task_api.catalogue import runnable_servers, split_for_rerun
 from task_api.clock import behind, frozen_env
 from task_api.errors import InfraError, tail
@@ -66,14 +66,17 @@ def _prepare_home(home: Home, users: Users) -> None:
         users.give(home.run, "agent", 0o700)
         os.chmod(home.state, 0o700)
         users.give(home.grader_home, "grader", 0o700)
+        home.agent_home.mkdir(exist_ok=True)
+        users.give(home.agent_home, "agent", 0o700)
 
 
 def grader_env(home: Home, extra: dict[str, str] | None = None) -> dict[str, str]:
     """preprocess and the evaluator: their own HOME (not the agent's ~/.gitconfig), and no bytecode
     written beside the checkout their episode root links to. Not PYTHONPYCACHEPREFIX: a fresh prefix
     per episode also hides the task environment's compiled site-packages, and recompiling pandas and
-    the openai-agents stack cost 2.5 s per process (preflight, preprocess, evaluator)."""
-    env = {**(extra or {}), "HOME": str(home.grader_home), "PYTHONDONTWRITEBYTECODE": "1"}
+    the openai-agents stack cost 2.5 s per process (preflight, preprocess, evaluator). git run by them
+    runs no program any config names (task_api.grader_git); the host's GIT_* never reach them (grader_base)."""
+    env = {**(extra or {}), "HOME": str(home.grader_home), "PYTHONDONTWRITEBYTECODE": "1", **grader_git.forced()}
     shims = home.grader_home / "bin"
     if shims.is_dir():  # uvx, npx, uv as the scripts call them (task_api/runner_shims.py)
         env["PATH"] = f"{shims}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
@@ -98,7 +101,7 @@ def _start_preflight(home: Home, task: TaskDef, users: Users, clock: dict[str, s
     if not task.evaluator.is_file():
         return None  # an imported recorded run: its recorded verdict stands (evaluate says so)
     from task_api.subproc import task_python
-    argv0, env = behind(users.prefix("grader"), {**os.environ, **grader_env(home, clock)})
+    argv0, env = behind(users.prefix("grader"), {**grader_git.scrub(os.environ), **grader_env(home, clock)})
     return subprocess.Popen([*argv0, task_python(), "-c", _PREFLIGHT, task.module("evaluation")],
                             cwd=str(task.source), env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
@@ -172,10 +175,8 @@ def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str], use
 
 
 def _daemon_alive(home: Home) -> bool:
-    try:
-        return alive(int(home.pidfile.read_text()))
-    except (OSError, ValueError):
-        return False
+    pid = home.daemon_pid()
+    return pid is not None and alive(pid)
 
 
 class DaemonHandle:
@@ -278,8 +279,9 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     clock = frozen_env(launch) if frozen_clock else {}
     # An imported recorded run (no scripts of its own) talks to no service: its tools are replayed.
     wanted = services.needed(task.servers) if task.has_preprocess or task.evaluator.is_file() else []
-    services.isolate(task.name, wanted)
+    own_netns = services.isolate(task.name, wanted, users)
     daemon = _spawn_daemon(home)
+    home.daemon_record.write_text(str(daemon.pid), encoding="ascii")
     preflight = None
     service_record = None
     try:
@@ -302,7 +304,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         for server, folder in SERVER_FOLDERS.items():
             if server in task.servers:  # as Toolathlon does for a needed server, live or not
                 (home.workspace / folder).mkdir(exist_ok=True)
-        users.give(home.workspace, "agent")
+        users.give(home.workspace, "agent", 0o700)
         preflight = _start_preflight(home, task, users, clock)
 
         t = time.monotonic()
@@ -316,7 +318,11 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         ready = _wait_ready(home, daemon, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
                                            "server_order": [s for s in task.servers if s not in skipped],
                                            "local_tools": task.local_tools, "services": service_record,
-                                           "mode": mode, "cassette": str(home.cassette_in) if tape else None})
+                                           "mode": mode, "cassette": str(home.cassette_in) if tape else None,
+                                           # Where the daemon starts as root (the local backend's): the
+                                           # namespace to join, what to hide, the agent's HOME.
+                                           "netns": os.getpid() if own_netns else None,
+                                           "hide": [str(src)], "agent_home": str(home.agent_home)})
         timings["servers"] = time.monotonic() - t
         t = time.monotonic()
         _finish_preflight(preflight, task)
@@ -336,7 +342,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     result = {
         "task": task.name, "mode": mode, "tools": ready["tools"], "system_prompt": system_prompt, "prompt": prompt,
         "launch_time": launch, "workspace": str(home.workspace), "servers": ready["servers"],
-        "unknown_local_tools": ready["unknown_local_tools"], "omitted_servers": omitted,
+        "omitted_servers": omitted,
         "replayed_servers": replayed, "services": _public(service_record),
         "timings": {k: round(v, 4) for k, v in timings.items()},
     }

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from task_api.clock import behind
+from task_api.grader_git import scrub
 
 
 @dataclass
@@ -65,12 +66,25 @@ def missing_module_hint(output: str) -> str | None:
             f"package providing `{name.split('.')[0]}` into it")
 
 
+# `python -m MODULE` made non-dumpable first: no other process of its user (a program git ran for it, a
+# service) can ptrace it or read its memory. The flag is reset by every execve, so it is set in the
+# interpreter itself; runpy._run_module_as_main is what `-m` runs, so the module runs exactly as with -m.
+_NON_DUMPABLE = ("import ctypes, os, runpy, sys\n"
+                 "if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:\n"  # PR_SET_DUMPABLE
+                 "    sys.exit('decathlon: cannot make the grader non-dumpable: errno %d' % ctypes.get_errno())\n"
+                 "sys.argv = sys.argv[1:]\n"
+                 "sys.path[0] = os.getcwd()\n"
+                 "runpy._run_module_as_main(sys.argv[0])\n")
+
+
 def run_module(module: str, args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
-               prefix: list[str] | None = None) -> ScriptRun:
-    """`prefix`: who runs it (task_api.users: the grader, where users are separated)."""
+               prefix: list[str] | None = None, dumpable: bool = True) -> ScriptRun:
+    """`prefix`: who runs it (task_api.users: the grader, where users are separated). The host's GIT_*
+    variables never reach a task's script (task_api.grader_git)."""
     start = time.monotonic()
-    argv0, full_env = behind(prefix or [], {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"})
-    proc = subprocess.Popen([*argv0, task_python(), "-m", module, *args], cwd=str(cwd), env=full_env,
+    argv0, full_env = behind(prefix or [], {**scrub(os.environ), **(env or {}), "PYTHONUNBUFFERED": "1"})
+    how = ["-m", module] if dumpable else ["-c", _NON_DUMPABLE, module]
+    proc = subprocess.Popen([*argv0, task_python(), *how, *args], cwd=str(cwd), env=full_env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import sys
 from pathlib import Path
 
@@ -55,6 +56,11 @@ def _child(conn: socket.socket, home: Home, env: dict[str, str]) -> None:
         os._exit(code)
 
 
+def _peer_uid(conn: socket.socket) -> int:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
 def _reap_orphans(daemons: set[int]) -> None:
     """A child that is not one of our daemons is an orphan of a daemon that died (killed, maybe by the
     agent it served): it must not outlive its episode."""
@@ -72,7 +78,12 @@ def serve(path: str, parent: int) -> None:
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(path):
         os.unlink(path)
-    srv.bind(path)
+    # Its starter's and root's alone: a request names the daemon's user, home and environment.
+    old = os.umask(0o177)
+    try:
+        srv.bind(path)
+    finally:
+        os.umask(old)
     srv.listen(64)
     srv.settimeout(PARENT_POLL)
     print(f"zygote ready on {path}", flush=True)
@@ -85,6 +96,9 @@ def serve(path: str, parent: int) -> None:
                 continue
             try:
                 conn.settimeout(30)
+                peer = _peer_uid(conn)
+                if peer not in (0, os.geteuid()):  # an agent (its own uid) asking for a daemon of its choosing
+                    raise ValueError(f"a request from uid {peer}, neither root nor this zygote's user")
                 request = json.loads(conn.makefile("rb").readline())
                 home = Home(Path(request["home"]))
                 if not home.run.is_dir():  # never re-create the home of an episode already released

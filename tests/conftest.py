@@ -6,17 +6,38 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from conformance import modules, require
+
 # A test run started in the background of a non-interactive shell (`ci/test &`, nohup) inherits SIGINT
 # ignored, and so would every command a test starts: the tests of Ctrl-C handling would see it ignored.
 # Each worker takes Python's own handler back, so the commands it starts get the default disposition.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# As root, the local backend runs each episode as unprivileged users of its own (decathlon/backends/
+# local_users.py), which must read the throwaway task sources tests write under pytest's temporary
+# folders; pytest makes every one of those 0700. Each is opened to reading (and its parents to passing).
+if os.geteuid() == 0:
+    _mktemp = pytest.TempPathFactory.mktemp
+
+    def _readable_mktemp(self, basename: str, numbered: bool = True) -> Path:
+        path = _mktemp(self, basename, numbered)
+        os.chmod(path, 0o755)
+        for parent in path.parents:
+            if parent == Path(tempfile.gettempdir()) or parent == parent.parent:
+                break
+            if parent.stat().st_uid == 0:
+                os.chmod(parent, parent.stat().st_mode & 0o777 | 0o011)
+        return path
+
+    pytest.TempPathFactory.mktemp = _readable_mktemp
 
 REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "fixtures" / "toolathlon-mini"
@@ -151,3 +172,15 @@ def pytest_sessionfinish(session):
     body = json.dumps(dict(sorted(_OUTCOMES.items())), sort_keys=True)
     Path(path).write_text(json.dumps({"sha256": hashlib.sha256(body.encode()).hexdigest(), "tests": len(_OUTCOMES),
                                       "outcomes": json.loads(body)}, indent=1, sort_keys=True))
+
+
+# The backends that run a real sandbox here (local; compose where Docker is).
+SANDBOXES = [pytest.param(m, id=m.NAME, marks=m.MARKS) for m in modules() if m.NAME in ("local", "compose")]
+
+
+@pytest.fixture(params=SANDBOXES)
+def backend(request, tmp_path):
+    """A test of an attack runs once per such backend (a module may define its own `backend`)."""
+    require(request.param)
+    with request.param.backend(tmp_path) as b:
+        yield b

@@ -114,7 +114,11 @@ def fake_daemon(pidfile: Path, reply: bytes = b"", stream: bool = False) -> Call
 def pidfile(tmp_path):
     """Where an attacker process writes its pid; it is stopped after the test (the local backend
     isolates files, not processes: a detached process outlives its episode)."""
-    path = tmp_path / "attacker.pid"
+    # Writable by the attacker, which on the local backend as root is an unprivileged user of its own.
+    folder = tmp_path / "attacker"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    path = folder / "attacker.pid"
     yield path
     try:
         os.kill(int(path.read_text()), signal.SIGKILL)

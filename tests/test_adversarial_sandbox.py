@@ -18,72 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from conformance import modules
+from conformance import require
 from conftest import LAUNCH, MINI
 from decathlon.backends.base import SandboxSpec
 from decathlon.episode import EpisodeConfig, run_episode
 from decathlon.oracles import Call, Oracle
 from decathlon.policies import _Scripted
 from decathlon.task_session import TaskSession
+from hostile import Episode
 
 pytestmark = pytest.mark.adversarial
-SANDBOXES = [pytest.param(m, id=m.NAME, marks=m.MARKS) for m in modules() if m.NAME in ("local", "compose")]
-CLAIM = [{"role": "assistant", "content": None, "tool_calls": [
-    {"id": "c1", "type": "function", "function": {"name": "local-claim_done", "arguments": "{}"}}]},
-    {"role": "tool", "tool_call_id": "c1", "content": "done"}]
-
-
-@pytest.fixture(params=SANDBOXES)
-def backend(request, tmp_path):
-    mod = request.param
-    reason = mod.unavailable()
-    if reason:
-        pytest.skip(f"{mod.NAME} backend unavailable here: {reason}")
-    with mod.backend(tmp_path) as b:
-        yield b
-
-
-class Episode:
-    """One episode driven by hand: setup, the agent's calls, evaluate; the sandbox stays up for checks."""
-
-    def __init__(self, backend, task: str, source: Path = MINI) -> None:
-        self.backend, self.task, self.source = backend, task, source
-
-    async def __aenter__(self) -> "Episode":
-        self.box = await self.backend.acquire(SandboxSpec(uuid.uuid4().hex[:12], uuid.uuid4().hex, self.task,
-                                                          self.source))
-        try:
-            self.session = TaskSession(self.box)
-            self.setup = await self.session.setup(self.task, LAUNCH)
-        except BaseException:
-            await self.box.release()
-            raise
-        self.ws = self.setup.workspace
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.box.release()
-
-    @property
-    def source_path(self) -> str:
-        return self.box.source_path
-
-    async def run_script(self, code: str, name: str = "attack.py") -> str:
-        """What a hostile agent does with the tools it has: write a script, run it."""
-        wrote = await self.session.execute("filesystem-write_file", json.dumps({"path": f"{self.ws}/{name}",
-                                                                               "content": code}))
-        assert not wrote.is_error, wrote
-        ran = await self.session.execute("terminal-run_command", json.dumps({"command": f"python3 {name}"}))
-        return ran.content
-
-    async def evaluate(self):
-        return await self.session.evaluate([{"role": "system", "content": self.setup.system_prompt},
-                                            {"role": "user", "content": self.setup.prompt}, *CLAIM])
-
-    async def sh(self, script: str) -> str:
-        """A command of ours in the sandbox (as root on compose, to look where the agent cannot)."""
-        res = await self.box.exec(["sh", "-c", script], timeout=60)
-        return res.stdout
 
 
 @pytest.fixture
@@ -91,9 +35,7 @@ def compose_backend():
     """The compose backend alone: these attacks need its user boundary (on local the agent is the host's
     user, and the host's own reply checks are what protect it: tests/test_adversarial_host.py)."""
     from conformance import compose as mod
-    reason = mod.unavailable()
-    if reason:
-        pytest.skip(reason)
+    require(mod)
     from decathlon.backends.compose import ComposeBackend
     backend = ComposeBackend.from_env()
     yield backend
@@ -210,8 +152,8 @@ print("PLANTED", os.getuid())
 
 
 def test_grader_runs_as_its_own_user_and_reads_the_ground_truth(backend, tmp_path):
-    """Where users are separated (compose) the evaluator is the grader (uid 1502), never root; everywhere
-    it can read the ground truth while the agent's tools cannot (on compose)."""
+    """Where users are separated (compose; local as root) the evaluator is the grader, never root; everywhere
+    it can read the ground truth while the agent's tools cannot (where users are separated)."""
     from conftest import write_task
     import shutil
     source = tmp_path / "src"
@@ -235,6 +177,10 @@ pathlib.Path(os.environ["DECATHLON_METRICS_FILE"]).write_text(json.dumps({"uid":
             assert ev.passed is True and ev.metrics["answer"] == 42.0, ev
             if backend.name == "compose":
                 assert ev.metrics["uid"] == 1502.0, ev
+                assert read.is_error or "42" not in read.content, read
+            elif os.geteuid() == 0:  # the local backend as root: users of the episode's own, the source hidden
+                from decathlon.backends.local_users import UID_BASE
+                assert ev.metrics["uid"] >= UID_BASE, ev
                 assert read.is_error or "42" not in read.content, read
             else:
                 assert ev.metrics["uid"] == float(os.getuid())

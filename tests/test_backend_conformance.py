@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import modules
+from conformance import modules, require
 from conftest import LAUNCH, MINI
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
@@ -32,9 +32,7 @@ TASKS = sorted(p.parent.name for p in (MINI / "tasks" / "finalpool").glob("*/tas
 @pytest.fixture(params=BACKENDS)
 def backend(request, tmp_path):
     mod = request.param
-    reason = mod.unavailable()
-    if reason:
-        pytest.skip(f"{mod.NAME} backend unavailable here: {reason}")
+    require(mod)
     with mod.backend(tmp_path) as b:
         yield b
 
@@ -210,9 +208,7 @@ async def _replayed(backend, task: str, source: Path, out: Path):
 
 @pytest.mark.parametrize(("module", "task"), RECORDED)
 def test_recorded_run_same_as_local(module, task, imported, tmp_path):
-    reason = module.unavailable()
-    if reason:
-        pytest.skip(f"{module.NAME} backend unavailable here: {reason}")
+    require(module)
     ref = asyncio.run(_replayed(LocalBackend(), task, imported, tmp_path / "local"))
     assert ref.infra_error is None, ref.infra_error
     with module.backend(tmp_path) as backend:

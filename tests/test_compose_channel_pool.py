@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from conftest import LAUNCH, MINI
-from conformance import compose as compose_mod
+from conformance import compose as compose_mod, require
 from decathlon.backends.base import SandboxSpec
 from decathlon.errors import InfraError
 from decathlon.task_session import TaskSession
@@ -25,9 +25,7 @@ TASK = "csv-sales-summary"
 
 @pytest.fixture
 def make_backend(monkeypatch, tmp_path):
-    reason = compose_mod.unavailable()
-    if reason:
-        pytest.skip(f"compose backend unavailable here: {reason}")
+    require(compose_mod)
     from decathlon.backends.compose import ComposeBackend
     made = []
 

@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from conftest import LAUNCH, MINI, REPO
-from conformance import compose as compose_mod
+from conformance import compose as compose_mod, require
 from decathlon.backends.base import SandboxSpec
 from decathlon.task_session import TaskSession
 
@@ -23,9 +23,7 @@ pytestmark = pytest.mark.docker
 
 @pytest.fixture(scope="module")
 def backend():
-    reason = compose_mod.unavailable()
-    if reason:
-        pytest.skip(f"compose backend unavailable here: {reason}")
+    require(compose_mod)
     from decathlon.backends.compose import ComposeBackend
     return ComposeBackend.from_env()
 
@@ -220,7 +218,7 @@ def test_missing_image_names_the_build_command():
     from decathlon.errors import InfraError
     reason = compose_mod.unavailable()
     if reason and "no Docker engine" in reason:
-        pytest.skip(reason)
+        require(compose_mod)
     os.environ["DECATHLON_IMAGE"] = "decathlon-sandbox:does-not-exist"
     try:
         b = ComposeBackend.from_env()

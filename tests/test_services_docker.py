@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from conftest import LAUNCH, REPO
-from conformance import compose as compose_mod
+from conformance import compose as compose_mod, require
 
 pytestmark = pytest.mark.docker
 
@@ -20,9 +20,7 @@ PACK = REPO / "fixtures" / "toolathlon-services"
 
 @pytest.fixture(scope="module")
 def client():
-    reason = compose_mod.unavailable()
-    if reason:
-        pytest.skip(f"compose backend unavailable here: {reason}")
+    require(compose_mod)
     import docker
     return docker.from_env()
 

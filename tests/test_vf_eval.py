@@ -10,11 +10,14 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from conftest import PASSING_EVALUATOR
 from decathlon.tasks import MINI, catalogue
 
 REPO = Path(__file__).resolve().parents[1]
@@ -172,3 +175,90 @@ def test_infra_errors_fail_the_rollout_instead_of_scoring_zero(serve, tmp_path: 
     assert killed["rewards"]["passed"] == {"score": 0.0, "weight": 1.0}
     assert killed["info"]["failure"]["kind"] in ("daemon_died", "no_session") and "infra_error" not in killed["info"]
     assert killed["info"]["decathlon"]["status"] == "failed"
+
+
+# The model endpoint's 400 for a conversation longer than its context, as vLLM words it.
+VLLM_OVERFLOW = {"object": "error", "type": "BadRequestError", "param": None, "code": 400,
+                 "message": "This model's maximum context length is 32768 tokens. However, you requested 48213 "
+                            "tokens (48213 in the messages, 0 in the completion). Please reduce the length of the "
+                            "messages or completion."}
+BAD_SCHEMA = {"error": {"message": "invalid tool schema: tools[0].function.parameters is not a valid JSON Schema",
+                        "type": "invalid_request_error", "param": "tools", "code": "invalid_tool_schema"}}
+
+
+class _FloodingModel(BaseHTTPRequestHandler):
+    """A chat-completions endpoint whose first turn floods the context (a tool output of 95k characters);
+    every later request is refused with HTTP 400: as too long in task `overflows`, else for its tools."""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        messages = body["messages"]
+        if not any(m.get("role") == "assistant" for m in messages):
+            call = {"id": "call_1", "type": "function", "function": {
+                "name": "local-python-execute", "arguments": json.dumps({"code": "print('x' * 95_000)"})}}
+            self._send(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+                             "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": None,
+                                          "message": {"role": "assistant", "content": None, "tool_calls": [call]}}],
+                             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+        else:
+            task = next(m["content"] for m in messages if m["role"] == "user")
+            self._send(400, VLLM_OVERFLOW if "overflows" in task else BAD_SCHEMA)
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def flooding_model() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FloodingModel)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_context_the_policy_overflowed_scores_zero_other_refusals_stay_infra_errors(flooding_model,
+                                                                                       tmp_path: Path) -> None:
+    root = tmp_path / "source"
+    (root / "configs" / "mcp_servers").mkdir(parents=True)
+    for name in ("overflows", "refused-tools"):
+        task = root / "tasks" / "finalpool" / name
+        (task / "docs").mkdir(parents=True)
+        (task / "evaluation").mkdir()
+        (task / "task_config.json").write_text(json.dumps({"needed_mcp_servers": [],
+                                                           "needed_local_tools": ["claim_done", "python_execute"]}))
+        (task / "docs" / "task.md").write_text(f"Task {name}: read everything.\n")
+        (task / "docs" / "agent_system_prompt.md").write_text("Your workspace: !!<<<<||||workspace_dir||||>>>>!!.\n")
+        # Passes whatever the agent did: a run it were credited for would score 1.
+        (task / "evaluation" / "main.py").write_text(PASSING_EVALUATOR)
+    out = tmp_path / "vf"
+    vf = _vf_eval(flooding_model, out, tmp_path, "--env.taskset.source", str(root),
+                  "--env.taskset.task.out", str(tmp_path / "artifacts"))
+    _wait(vf, tmp_path, out)
+    traces = _traces(out)
+
+    # The policy filled its own context: scored 0 through the normal scoring path, the kind on the trace.
+    overflow = traces["overflows"]
+    assert overflow["ok"] is True, overflow["errors"]
+    assert overflow["rewards"]["passed"] == {"score": 0.0, "weight": 1.0}
+    assert overflow["info"]["failure"]["kind"] == "context_overflow" and "infra_error" not in overflow["info"]
+    assert overflow["info"]["failure"]["phase"] == "agent"
+    assert overflow["info"]["decathlon"]["status"] == "failed" and overflow["info"]["decathlon"]["turns"] == 1
+    result = json.loads(next((tmp_path / "artifacts" / "overflows").glob("*/result.json")).read_text())
+    assert result["failure"]["kind"] == "context_overflow" and result["reward"] == 0.0 and result["pass"] is False
+
+    # Any other refusal is the endpoint's: the rollout fails, masked, its kind on the trace.
+    refused = traces["refused-tools"]
+    assert refused["ok"] is False and "failure" not in refused["info"]
+    assert refused["info"]["infra_error"]["kind"] == "model_error", refused["info"]
+    assert all(r is None for r in refused["rewards"].values()), refused["rewards"]
+    assert not any((tmp_path / "sandboxes").iterdir()), "a sandbox outlived its rollout"

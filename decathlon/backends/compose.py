@@ -1,8 +1,9 @@
 """The compose backend: one fresh Docker container per episode, from the sandbox image (docker-py).
 
-Inside a container three users share the episode (docker/sandbox.Dockerfile, task_api/users.py):
+Inside a container four users share the episode (docker/sandbox.Dockerfile, task_api/users.py):
 - `agent` (uid 1500) is the container's own user: its main process is task-api's zygote, so every
   episode daemon it forks, with the MCP servers and the agent's python, runs unprivileged;
+- `service` (uid 1501) runs the episode's mail, Canvas and WooCommerce, which the agent talks to;
 - `grader` (uid 1502) runs preprocess and the evaluator: the task source (with the ground truth) is
   copied in for it alone (root:grader 0750), and it grades a frozen copy of the workspace;
 - root only orchestrates: `task-api setup`/`evaluate` are exec'd as root and run none of the task's code
@@ -40,8 +41,9 @@ from decathlon.backends.compose_pool import POOLED_EPISODE, Warm, WarmPool
 from decathlon.errors import InfraError
 
 AGENT_UID = 1500
+SERVICE_UID = 1501
 GRADER_UID = 1502
-USERS = f"agent={AGENT_UID},grader={GRADER_UID}"  # TASK_API_USERS: who runs what (task_api/users.py)
+USERS = f"agent={AGENT_UID},service={SERVICE_UID},grader={GRADER_UID}"  # TASK_API_USERS: who runs what (task_api/users.py)
 HOME = "/episodes/home"
 SOURCE = "/episodes/source"
 ZYGOTE = "/run/decathlon/zygote.sock"
@@ -114,7 +116,7 @@ def _wrap(argv: list[str]) -> list[str]:
         f"n=0; while [ ! -S {ZYGOTE} ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n+1)); done; "
         f'"$@"; rc=$?; {_OOM_REPORT}; [ $rc -ne 0 ] && exit $rc; '
         f"[ -d {CHANNEL} ] && chmod 0755 {CHANNEL}; "
-        f"[ \"$(stat -c %u /proc/$(cat {HOME}/run/daemon.pid))\" = {AGENT_UID} ] || "
+        f"[ \"$(stat -c %u /proc/$(cat {HOME}/state/daemon.pid))\" = {AGENT_UID} ] || "
         "{ echo '{\"error\": {\"kind\": \"privilege\", \"message\": \"the episode daemon is not running as the "
         "agent user (the zygote was not ready)\"}}'; exit 3; }")
     return ["sh", "-c", script, "sh", *argv]

@@ -1,6 +1,11 @@
 """The local backend: `task-api` in a fresh temp directory on this host. Fast; for tests and development.
 
-It isolates files per episode, not processes: the agent's tools run as the current user.
+As root, each episode runs as unprivileged users of its own (decathlon.backends.local_users): the agent
+cannot write outside its episode, read the grader's files, signal or enter another episode, or reach
+the host's loopback (every episode has a network namespace of its own; DECATHLON_LOCAL_NETWORK=host
+leaves episodes without services on the host's network), and the task source is hidden from it. What
+every user of the host may read stays readable to it. Not root, the agent runs as the current user and
+nothing but files is separated: isolation_note() says which, at the start of a run.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ import time
 import uuid
 from pathlib import Path
 
-from decathlon.backends import daemon_channel
+from decathlon.backends import daemon_channel, local_users
 from decathlon import leases
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
 from decathlon.errors import InfraError
@@ -78,14 +83,50 @@ def _task_api_argv() -> list[str]:
     return [sys.executable, "-m", "task_api"]
 
 
+REPO = Path(__file__).resolve().parents[2]
+SLOT_LABEL = "decathlon.local.slot"
+
+
+def isolation_note() -> str:
+    """What the local backend keeps apart here, for the start of a run."""
+    if local_users.isolating():
+        net = ("episodes without services share the host's network (DECATHLON_LOCAL_NETWORK=host)"
+               if os.environ.get("DECATHLON_LOCAL_NETWORK") == "host" else "a network namespace of its own")
+        return ("local backend (as root): each episode's agent runs as an unprivileged user of its own, with "
+                f"{net}, the task source hidden; it can still read what every user of this host can. "
+                "Train on compose or prime.")
+    return (f"local backend (as uid {os.getuid()}): the agent runs as you and can read and write whatever you can, "
+            "the task source and its ground truth included. Run as root for an unprivileged agent per episode, "
+            "or use --backend compose.")
+
+
+def hidden_from_agent(source: Path) -> list[str]:
+    """Folders of the host the agent must not see (task_api.jail): the task source, our fixtures (their
+    oracles and recordings), the recorded Toolathlon runs."""
+    named = [str(source), str(REPO / "fixtures"), os.environ.get("DECATHLON_TRAJECTORIES", ""),
+             os.environ.get("DECATHLON_TOOLATHLON_DATA", ""), str(REPO.parent / "shared" / "data")]
+    return [p for p in named if p]
+
+
 class LocalSandbox:
-    def __init__(self, root: Path, source: Path, direct: bool = True) -> None:
+    def __init__(self, root: Path, source: Path, direct: bool = True,
+                 identity: local_users.Identity | None = None) -> None:
         self.root = root
         # Tool calls go straight to the daemon's socket unless the exec path is asked for.
         self.direct = direct
         self.id = root.name
         self._source = source
         self._released = False
+        self.identity = identity
+
+    def _env(self) -> dict[str, str]:
+        env = {**sandbox_env(), "TASK_API_HOME": str(self.root), "TASK_API_PRIVATE_NETNS": "1"}
+        if self.identity is not None:
+            env["TASK_API_USERS"] = self.identity.env()
+            env["TASK_API_HIDE"] = os.pathsep.join(hidden_from_agent(self._source))
+            if os.environ.get("DECATHLON_LOCAL_NETWORK") != "host":
+                env["TASK_API_PRIVATE_NETNS"] = "all"
+        return env
 
     @property
     def source_path(self) -> str:
@@ -101,7 +142,7 @@ class LocalSandbox:
         if argv and argv[0] == "task-api":
             argv = [*_task_api_argv(), *argv[1:]]
         # Its services listen at the tasks' fixed ports: in a network namespace of the episode's own here.
-        env = {**sandbox_env(), "TASK_API_HOME": str(self.root), "TASK_API_PRIVATE_NETNS": "1"}
+        env = self._env()
         zygote = zygote_socket()
         if zygote:
             env["TASK_API_ZYGOTE"] = zygote
@@ -169,7 +210,15 @@ class LocalSandbox:
         if self._released:
             return
         self._released = True
-        await asyncio.to_thread(_destroy, self.root)
+        try:
+            if self.identity is not None:
+                # Everything of the episode's users first, wherever the agent put it: nothing writes
+                # into the folder while it goes.
+                await asyncio.to_thread(self.identity.kill_all)
+            await asyncio.to_thread(_destroy, self.root)
+        finally:
+            if self.identity is not None:
+                await asyncio.to_thread(self.identity.release)
 
 
 def _killpg(pid: int) -> None:
@@ -180,12 +229,9 @@ def _killpg(pid: int) -> None:
 
 
 def _destroy(root: Path) -> None:
-    """Stop the episode daemon (and with its process group, every MCP server), then delete the dir."""
-    pidfile = root / "run" / "daemon.pid"
-    try:
-        pid = int(pidfile.read_text())
-    except (OSError, ValueError):
-        pid = None
+    """Stop the episode daemon (and with its process group, every MCP server), then delete the dir. The
+    daemon's pid is the one setup recorded (never run/daemon.pid, which is the agent's to write)."""
+    pid = Home(root).daemon_pid()
     if pid is not None:
         try:
             os.kill(pid, signal.SIGTERM)
@@ -208,6 +254,20 @@ def _destroy(root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
 
 
+def _check_readable(source: Path, identity: local_users.Identity) -> None:
+    """What the episode's own users must read (the source, this interpreter and project, the servers,
+    the task's interpreters) they can, or the run stops here, naming it (each path probed once)."""
+    from task_api.servers_config import default_servers_dir
+    wanted = [str(source), sys.executable, str(REPO / "task_api"), str(default_servers_dir()),
+              os.environ.get("DECATHLON_TASK_PYTHON", ""), os.environ.get("DECATHLON_AGENT_PYTHON", "")]
+    missing = local_users.unreadable([p for p in wanted if p and os.path.exists(p)], identity.users)
+    if missing:
+        raise InfraError("acquire_unreadable", "as root, the local backend runs each episode as unprivileged "
+                         f"users of its own, which cannot read {', '.join(missing)}: make it readable by all "
+                         "users (chmod o+rX on it and every folder above it: an interpreter under /root, pyenv's say, "
+                         "needs `chmod o+x /root`, which ci/test does as root), move it, or use --backend compose")
+
+
 class LocalBackend:
     name = "local"
 
@@ -215,11 +275,22 @@ class LocalBackend:
         self.direct = direct
 
     async def acquire(self, spec: SandboxSpec) -> LocalSandbox:
-        base = base_dir()
-        base.mkdir(parents=True, exist_ok=True)
-        root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{spec.episode_id[:12]}-", dir=base))
-        (root / LABELS_FILE).write_text(json.dumps(spec.all_labels(), sort_keys=True))
-        return LocalSandbox(root, spec.source, self.direct)
+        identity = await asyncio.to_thread(local_users.claim, spec.episode_id) if local_users.isolating() else None
+        try:
+            if identity is not None:
+                await asyncio.to_thread(_check_readable, spec.source, identity)
+            base = base_dir()
+            base.mkdir(parents=True, exist_ok=True)
+            root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{spec.episode_id[:12]}-", dir=base))
+            labels = spec.all_labels()
+            if identity is not None:
+                labels[SLOT_LABEL] = str(identity.slot)
+            (root / LABELS_FILE).write_text(json.dumps(labels, sort_keys=True))
+        except BaseException:
+            if identity is not None:
+                identity.release()
+            raise
+        return LocalSandbox(root, spec.source, self.direct, identity)
 
     async def collect(self, labels: dict[str, str], force: bool = False) -> GcResult:
         result = GcResult()
@@ -235,6 +306,9 @@ class LocalBackend:
             if why:
                 result.skip(why)
                 continue
+            if str(have.get(SLOT_LABEL, "")).isdigit() and local_users.isolating():
+                # What it left running under its users (unless a live episode holds that slot now).
+                await asyncio.to_thread(local_users.reclaim, int(have[SLOT_LABEL]))
             await asyncio.to_thread(_destroy, root)
             result.removed += 1
         return result

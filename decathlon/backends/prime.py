@@ -42,8 +42,11 @@ class PrimeConfig:
     disk_gb: float = 5.0
     region: str | None = None
     project: str = "decathlon"
-    source_path: str = "/opt/decathlon/fixtures/toolathlon-mini"  # where the image keeps the task source
-    home: str = "/root/episode"  # the episode's TASK_API_HOME inside the sandbox
+    source_path: str = "/opt/decathlon/src/fixtures/toolathlon-mini"  # where the image keeps the task source
+    home: str = "/episodes/home"  # the episode's TASK_API_HOME inside the sandbox (not under root's 0700 /root)
+    # TASK_API_USERS in the sandbox: the agent, the services and the grader each as the image's own user,
+    # as in a compose container (task_api/users.py), so the agent never runs as root; "none": all as root.
+    users: str = "agent=1500,service=1501,grader=1502"
     lifetime_minutes: int = 180  # the platform kills a sandbox the host forgot, even if gc never runs
     start_timeout: float = 360.0  # PENDING → RUNNING; field reports show >115 s under load
     probe_timeout: float = 30.0  # RUNNING but not answering for this long → replaced
@@ -54,6 +57,12 @@ class PrimeConfig:
     release_attempts: int = 5
     backoff_base: float = 0.5
     backoff_cap: float = 20.0
+
+    def sandbox_env(self) -> dict[str, str]:
+        env = {"TASK_API_HOME": self.home}
+        if self.users and self.users != "none":
+            env["TASK_API_USERS"] = self.users
+        return env
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> PrimeConfig:
@@ -138,7 +147,7 @@ class PrimeSandbox:
         try:
             # The SDK's own deadline kills the command; ours is a backstop for a gateway that hangs.
             res = await asyncio.wait_for(
-                self.client.execute_command(self.id, command, working_dir=home, env={"TASK_API_HOME": home},
+                self.client.execute_command(self.id, command, working_dir=home, env=self.backend.config.sandbox_env(),
                                             timeout=max(1, math.ceil(timeout))), timeout + 30)
         except (CommandTimeoutError, asyncio.TimeoutError):
             raise InfraError("exec_timeout", f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}") from None

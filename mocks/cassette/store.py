@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
+from mocks.cassette import nesting
 from mocks.cassette.errors import CassetteError
 
 FORMAT = "decathlon-cassette"
@@ -59,6 +60,8 @@ def save(path: Path, data: dict) -> dict:
 def validate(data: Any, where: str) -> dict:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CassetteError("bad_cassette", f"{where} is not a decathlon cassette (no \"format\": \"{FORMAT}\")")
+    if not isinstance(data.get("meta", {}), dict):
+        raise CassetteError("bad_cassette", f"{where}: `meta` must be an object")
     if data.get("version") != VERSION:
         raise CassetteError("cassette_version", f"{where} is cassette version {data.get('version')!r}; this "
                             f"decathlon reads version {VERSION}: re-record it with `decathlon record`")
@@ -84,23 +87,24 @@ def load(path: Path) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise CassetteError("cassette_unreadable", f"cannot read cassette {path}: {exc}") from exc
     try:
-        data = json.loads(raw)
-        return validate(data, str(path))
+        data = nesting.loads(raw)
+    except nesting.TooDeep as exc:
+        # No recording nests this deep, so it is damaged or hostile (and the hash walk would recurse).
+        raise CassetteError("bad_cassette", f"{path} is {exc} to be a cassette") from None
     except json.JSONDecodeError as exc:
         raise CassetteError("bad_cassette", f"{path} is not valid JSON: {exc}") from exc
-    except RecursionError:
-        # json and the hash walk recurse; no recording nests this deep, so it is damaged or hostile.
-        raise CassetteError("bad_cassette", f"{path} is nested too deeply to be a cassette") from None
+    return validate(data, str(path))
 
 
 def strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON value, keys included (for secret scans)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for v in value:
-            yield from strings(v)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from strings(v)
+    """Every string in a JSON value, keys included (for secret scans); iterative, so no depth breaks it."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+        elif isinstance(node, dict):
+            for k, v in reversed(list(node.items())):
+                stack += [v, k]  # popped as k, then v: the order a recursive walk gives

@@ -24,7 +24,7 @@ from mocks.prime_fake.app import FakePrime
 from mocks.prime_fake.faults import parse
 from mocks.prime_fake.state import Registry
 
-DEFAULT_HOME = "/root/episode"  # the backend's default in-sandbox home (DECATHLON_PRIME_HOME)
+DEFAULT_HOME = "/episodes/home"  # the backend's default in-sandbox home (DECATHLON_PRIME_HOME)
 
 
 def _die_with_parent() -> None:

@@ -23,8 +23,10 @@ def unavailable() -> str | None:
 
 def fake_config(**overrides) -> PrimeConfig:
     """Budgets sized for the fake: it starts a sandbox in milliseconds, so seconds mean stuck."""
+    # users="none": the fake runs every sandbox as a folder of this one host, where the image's fixed uids
+    # would be shared by all of them; separated users are the compose tier's to prove (same task-api code).
     base = dict(image="decathlon-sandbox:test", source_path=str(MINI), start_timeout=10.0, probe_timeout=2.0,
-                creates_per_min=0.0, max_live=16, backoff_base=0.05, backoff_cap=0.5)
+                creates_per_min=0.0, max_live=16, backoff_base=0.05, backoff_cap=0.5, users="none")
     return PrimeConfig(**{**base, **overrides})
 
 

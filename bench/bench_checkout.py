@@ -39,7 +39,7 @@ PINS = REPO / "ci" / "servers" / "excel.txt"
 async def setups(backend_name: str, source: Path, episodes: int) -> list[float]:
     from decathlon.backends import make_backend
     from decathlon.backends.base import SandboxSpec
-    from decathlon.task_session import TaskSession
+    from decathlon.core.task_session import TaskSession
     backend = make_backend(backend_name)
     out = []
     try:
@@ -81,7 +81,7 @@ def uv_binary(work: Path) -> Path:
 
 
 async def spawns(n: int) -> dict[str, list[float]]:
-    from task_api.servers_config import default_servers_dir
+    from decathlon.sandbox.servers_config import default_servers_dir
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         uv = uv_binary(Path(os.environ.get("BENCH_UV_DIR", tmp)))

@@ -29,9 +29,9 @@ sys.path.insert(0, str(REPO))
 
 from decathlon.backends.base import SandboxSpec  # noqa: E402
 from decathlon.backends.compose import ComposeBackend  # noqa: E402
-from decathlon.episode import EpisodeConfig, run_episode  # noqa: E402
-from decathlon.policies import OraclePolicy  # noqa: E402
-from decathlon.task_session import TaskSession  # noqa: E402
+from decathlon.core.episode import EpisodeConfig, run_episode  # noqa: E402
+from decathlon.core.policies import OraclePolicy  # noqa: E402
+from decathlon.core.task_session import TaskSession  # noqa: E402
 
 MINI = REPO / "fixtures" / "toolathlon-mini"
 LAUNCH = "2026-03-02 09:00:00"

@@ -33,7 +33,7 @@ async def _measure(backend_name: str, episodes: int, calls: int) -> dict:
     # Imported here: the child's PYTHONPATH decides whose code this is.
     from decathlon.backends import make_backend
     from decathlon.backends.base import SandboxSpec
-    from decathlon.task_session import TaskSession
+    from decathlon.core.task_session import TaskSession
     mini = Path(os.environ["BENCH_TREE"]) / "fixtures" / "toolathlon-mini"
     backend = make_backend(backend_name)
     setup, direct = [], []

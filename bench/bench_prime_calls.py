@@ -24,7 +24,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from conformance.prime import backend as prime_backend  # noqa: E402
 from decathlon.backends.base import SandboxSpec  # noqa: E402
 from decathlon.backends.local import LocalBackend  # noqa: E402
-from decathlon.task_session import TaskSession  # noqa: E402
+from decathlon.core.task_session import TaskSession  # noqa: E402
 
 MINI = REPO / "fixtures" / "toolathlon-mini"
 TASK = "csv-sales-summary"

@@ -25,9 +25,9 @@ from mcp.shared.memory import create_client_server_memory_streams
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from mocks.cassette.canonical import detokenize  # noqa: E402
-from mocks.replay.server import build_server  # noqa: E402
-from task_api.servers_config import default_servers_dir  # noqa: E402
+from decathlon.tape.canonical import detokenize  # noqa: E402
+from decathlon.sandbox.replay.server import build_server  # noqa: E402
+from decathlon.sandbox.servers_config import default_servers_dir  # noqa: E402
 
 TAPE = REPO / "fixtures" / "cassettes" / "git-release-notes.cassette.json"
 MINI = REPO / "fixtures" / "toolathlon-mini"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from decathlon.report import build_report  # noqa: E402
+from decathlon.reports.report import build_report  # noqa: E402
 
 
 def write_run(folder: Path, tasks: int, repeats: int) -> int:

@@ -27,8 +27,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from decathlon.report import build_report, trajectory  # noqa: E402
-from decathlon.report_html import render_html  # noqa: E402
+from decathlon.reports.report import build_report, trajectory  # noqa: E402
+from decathlon.reports.html import render_html  # noqa: E402
 
 TRAJECTORIES = Path(os.environ.get("DECATHLON_TRAJECTORIES")
                     or REPO.parent / "shared" / "data" / "toolathlon" / "trajectories" / "claude-4.5-sonnet")

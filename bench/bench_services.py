@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tasks' local services (issue 11): what they cost per episode.
 
-1. service start: `python -m mocks.services` for mail, canvas and woocommerce together (what setup
+1. service start: `python -m decathlon.emulators` for mail, canvas and woocommerce together (what setup
    waits for), from spawn to its `ready` line; and each service alone.
 2. emulator requests: p50/p95 of keep-alive GETs and POSTs against Canvas and WooCommerce on loopback.
 3. episode setup of real Canvas and WooCommerce tasks, their real preprocess included (`task-api setup`
@@ -27,14 +27,14 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from task_api import netns  # noqa: E402
+from decathlon.sandbox import netns  # noqa: E402
 
 PACK = REPO / "fixtures" / "toolathlon-services"
 
 
 def start_services(names: str, logs: Path) -> tuple[subprocess.Popen, float]:
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "mocks.services", "--root", str(PACK), "--logs", str(logs),
+    proc = subprocess.Popen([sys.executable, "-m", "decathlon.emulators", "--root", str(PACK), "--logs", str(logs),
                              "--services", names], stdout=subprocess.PIPE, cwd=REPO)
     line = proc.stdout.readline().decode()
     elapsed = time.perf_counter() - t
@@ -115,11 +115,11 @@ def bench_setup(tasks: list[str], runs: int) -> dict:
             with tempfile.TemporaryDirectory() as home:
                 env = {**os.environ, "TASK_API_HOME": home, "TASK_API_PRIVATE_NETNS": "1"}
                 t = time.perf_counter()
-                proc = subprocess.run([sys.executable, "-m", "task_api", "setup", task, "--source", root,
+                proc = subprocess.run([sys.executable, "-m", "decathlon.sandbox", "setup", task, "--source", root,
                                        "--omit-unavailable-servers"], env=env, capture_output=True, text=True,
                                       cwd=REPO, timeout=600)
                 wall = time.perf_counter() - t
-                subprocess.run([sys.executable, "-m", "task_api", "teardown"], env=env, capture_output=True,
+                subprocess.run([sys.executable, "-m", "decathlon.sandbox", "teardown"], env=env, capture_output=True,
                                cwd=REPO, timeout=120)
             res = json.loads(proc.stdout.strip().splitlines()[-1])
             if "error" in res:

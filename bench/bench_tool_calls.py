@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from decathlon.backends.local import LocalBackend  # noqa: E402
 from decathlon.backends.base import SandboxSpec  # noqa: E402
-from decathlon.task_session import TaskSession  # noqa: E402
+from decathlon.core.task_session import TaskSession  # noqa: E402
 
 MINI = REPO / "fixtures" / "toolathlon-mini"
 LAUNCH = "2026-03-02 09:00:00"
@@ -43,7 +43,7 @@ async def cold_call(path: str) -> float:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     start = time.perf_counter()
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mocks.servers.filesystem", str(Path(path).parent)],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "decathlon.standins.filesystem", str(Path(path).parent)],
                                    cwd=str(REPO))
     with open(os.devnull, "w") as devnull:
         async with stdio_client(params, errlog=devnull) as (r, w):
@@ -67,7 +67,7 @@ async def main(repeats: int, cold_repeats: int, setup_repeats: int) -> dict:
         warm = []
         for _ in range(repeats):
             t = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "task_api", "execute", "filesystem-read_file", args], env=env,
+            proc = subprocess.run([sys.executable, "-m", "decathlon.sandbox", "execute", "filesystem-read_file", args], env=env,
                                   capture_output=True, text=True, check=True)
             warm.append(time.perf_counter() - t)
             assert '"is_error": false' in proc.stdout

@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from decathlon.backends.base import SandboxSpec  # noqa: E402
 from decathlon.backends.local import LocalBackend  # noqa: E402
-from decathlon.importer import import_dir  # noqa: E402
-from decathlon.task_session import TaskSession  # noqa: E402
+from decathlon.recordings.importer import import_dir  # noqa: E402
+from decathlon.core.task_session import TaskSession  # noqa: E402
 
 RUNS = Path(os.environ.get("DECATHLON_TRAJECTORIES")
             or REPO.parent / "shared" / "data" / "toolathlon" / "trajectories" / "claude-4.5-sonnet")

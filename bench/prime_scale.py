@@ -1,4 +1,4 @@
-"""N concurrent episodes through the prime backend against the fake control plane (mocks/prime_fake).
+"""N concurrent episodes through the prime backend against the fake control plane (fakes/prime).
 
     .venv/bin/python bench/prime_scale.py --episodes 1024 --faults none --json
     .venv/bin/python bench/prime_scale.py --episodes 256 --faults mixed --json
@@ -27,9 +27,9 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from conformance.prime import backend as prime_backend  # noqa: E402
 from decathlon.backends.local import LocalBackend  # noqa: E402
-from decathlon.episode import EpisodeConfig, run_episode  # noqa: E402
-from decathlon.policies import ReplayPolicy  # noqa: E402
-from mocks.prime_fake.control import fast_sdk_rate_limits  # noqa: E402
+from decathlon.core.episode import EpisodeConfig, run_episode  # noqa: E402
+from decathlon.core.policies import ReplayPolicy  # noqa: E402
+from fakes.prime.control import fast_sdk_rate_limits  # noqa: E402
 
 MINI = REPO / "fixtures" / "toolathlon-mini"
 CASSETTES = REPO / "fixtures" / "cassettes"
@@ -73,7 +73,7 @@ async def _run(backend, episodes: int, concurrency: int) -> tuple[list, int, int
 def main() -> dict:
     p = argparse.ArgumentParser()
     p.add_argument("--episodes", type=int, default=64)
-    p.add_argument("--faults", default="none", help="none, mixed, or a fault spec (mocks/prime_fake/faults.py)")
+    p.add_argument("--faults", default="none", help="none, mixed, or a fault spec (fakes/prime/faults.py)")
     p.add_argument("--concurrency", type=int, default=24, help="live sandboxes at once (the backend's cap)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--backend", choices=["prime", "local"], default="prime", help="local: the baseline")

@@ -6,7 +6,7 @@ under $DECATHLON_SERVERS_DIR (default: .servers/ in the checkout), built from th
 ci/servers/<name>.txt. A stamp of those pins makes a second run instant (and offline).
 
 It also installs the HTTP record/replay shim (vcrpy and its dependencies, pinned in
-ci/http-shim.txt) as a plain directory, $DECATHLON_SERVERS_DIR/_http, that mocks/http's
+ci/http-shim.txt) as a plain directory, $DECATHLON_SERVERS_DIR/_http, that decathlon/sandbox/http's
 sitecustomize appends to the sys.path of any process it records or replays (docs/http-cassettes.md).
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PINS = ROOT / "ci" / "servers"
 SHIM_PINS = ROOT / "ci" / "http-shim.txt"
 SHIM_DIR = "_http"  # not a server: the leading underscore keeps it apart from ci/servers/*.txt names
-SHIM_SITE = ROOT / "mocks" / "http" / "site"  # the sitecustomize every recorded/replayed process loads
+SHIM_SITE = ROOT / "decathlon" / "sandbox" / "http" / "site"  # the sitecustomize every recorded/replayed process loads
 
 
 def target_dir() -> Path:
@@ -41,7 +41,7 @@ def required_python(pins: Path) -> tuple[int, int] | None:
 
 def newer_python(need: tuple[int, int]) -> str | None:
     """An interpreter of at least `need`: DECATHLON_SERVER_PYTHON, the portable Debian 13 Python
-    (decathlon/portable_python.py; DECATHLON_PORTABLE_PYTHON_DIR), or python3.1x on PATH."""
+    (decathlon/checkout/portable_python.py; DECATHLON_PORTABLE_PYTHON_DIR), or python3.1x on PATH."""
     portable = Path(os.environ.get("DECATHLON_PORTABLE_PYTHON_DIR") or "/opt/decathlon/python3.13")
     candidates = [os.environ.get("DECATHLON_SERVER_PYTHON"), str(portable / "usr" / "bin" / "python3.13"),
                   shutil.which("python3.13"), shutil.which("python3.12")]
@@ -68,7 +68,7 @@ def install(name: str, pins: Path, dest: Path) -> bool:
         return False
     if python is None:
         print(f"skipping MCP server {name!r}: it needs Python >= {need[0]}.{need[1]} and there is none here "
-              "(`python -m decathlon.portable_python` builds one from Debian 13 packages); episodes that need it "
+              "(`python -m decathlon.checkout.portable_python` builds one from Debian 13 packages); episodes that need it "
               "are told so", flush=True)
         return False
     print(f"installing MCP server {name!r} into {dest} …", flush=True)

@@ -11,6 +11,6 @@ __all__ = ["DecathlonTaskset", "DecathlonHarness"]
 
 def __getattr__(name: str):
     if name in __all__:
-        from decathlon import env
+        from decathlon.training import env
         return getattr(env, name)
     raise AttributeError(f"module 'decathlon' has no attribute {name!r}")

@@ -1,3 +1,3 @@
-from decathlon.cli import main
+from decathlon.cli.main import main
 
 main()

@@ -3,7 +3,7 @@
 #
 # Build context (build/checkout-context/), assembled on the host:
 #   python3.13/    Python 3.13 from Debian 13 packages, patched to run from /opt/decathlon/python3.13
-#                  (decathlon/portable_python.py): Toolathlon's scripts and pdf-tools need >= 3.12
+#                  (decathlon/checkout/portable_python.py): Toolathlon's scripts and pdf-tools need >= 3.12
 #   wheels/        cp313 wheels of the checkout's task environment (task-env.txt: the packages of its
 #                  uv.lock that install on 3.13) and of the newer-Python servers
 #   pip/           pip itself, as a wheel to run from

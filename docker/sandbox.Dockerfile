@@ -3,8 +3,9 @@
 # Built by `decathlon image build`, which assembles the build context (build/docker-context/):
 #   wheels/        every wheel needed, built on the host (so `docker build --network none` works)
 #   wheels/*.txt   sandbox.txt, runner.txt (what to install) and constraints.txt (exact pins)
-#   src/           task_api/, mocks/, ci/ (install_servers.py and its pins), fixtures/
-#   host/          decathlon/ (the host side: in the runner image only)
+#   src/           the sandbox side of decathlon/ (sandbox, emulators, standins, tape, contract, errors),
+#                  ci/ (install_servers.py and its pins), fixtures/
+#   host/          the host side of decathlon/ (backends, core, cli…: in the runner image only)
 # BASE_IMAGE: any Debian-like image with python3.11 (+venv); a public one for users who can pull,
 # else the one `decathlon image build` bootstraps from Debian packages.
 ARG BASE_IMAGE=python:3.11-slim
@@ -19,7 +20,7 @@ RUN python3 -m venv /opt/decathlon/venv \
  && /opt/decathlon/venv/bin/pip install --quiet -c /ctx/wheels/constraints.txt -r /ctx/wheels/sandbox.txt
 # The real MCP servers, each in its own venv, by the same script the host uses (pins in src/ci/servers).
 COPY src/ci /opt/decathlon/src/ci
-COPY src/mocks/http/site /opt/decathlon/src/mocks/http/site
+COPY src/decathlon/sandbox/http/site /opt/decathlon/src/decathlon/sandbox/http/site
 RUN DECATHLON_SERVERS_DIR=/opt/decathlon/servers /opt/decathlon/venv/bin/python /opt/decathlon/src/ci/install_servers.py \
  && rm -rf /opt/decathlon/servers/*/lib/python3*/site-packages/pip /opt/decathlon/servers/*/bin/pip*
 # Host-side extras for the runner only (docker-py, rich, httpx), in a copy of the venv.
@@ -41,7 +42,7 @@ RUN (command -v git >/dev/null && ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/
 # agent (1500): the daemon, its MCP servers and the agent's python run as this unprivileged user.
 # service (1501): the episode's mail, Canvas and WooCommerce, which the agent talks to: never the grader.
 # grader (1502): preprocess and the evaluator, which alone read the task source (root:grader 0750).
-# root only orchestrates (task_api/users.py); the backend drops every capability root does not need.
+# root only orchestrates (decathlon/sandbox/users.py); the backend drops every capability root does not need.
 # No `safe.directory = *`: git trusts a repository its own user owns, and the grader's is defused first.
 RUN groupadd -g 1500 agent && useradd -u 1500 -g agent -m -d /home/agent -s /bin/sh agent \
  && groupadd -g 1501 service && useradd -u 1501 -g service -M -d /nonexistent -s /usr/sbin/nologin service \
@@ -52,7 +53,7 @@ COPY src /opt/decathlon/src
 # (The excel server's log beside its own package goes nowhere: ci/install_servers.py.) The fixtures (a
 # prime sandbox's task source) are the grader's to read, never the agent's: they hold oracles and answers.
 RUN echo /opt/decathlon/src > "$(echo /opt/decathlon/venv/lib/python3*/site-packages)/decathlon-src.pth" \
- && printf '#!/opt/decathlon/venv/bin/python\nfrom task_api.cli import main\nmain()\n' > /opt/decathlon/venv/bin/task-api \
+ && printf '#!/opt/decathlon/venv/bin/python\nfrom decathlon.sandbox.cli import main\nmain()\n' > /opt/decathlon/venv/bin/task-api \
  && chmod 0755 /opt/decathlon/venv/bin/task-api \
  && chown -R root:grader /opt/decathlon/src/fixtures && chmod -R u=rwX,g=rX,o= /opt/decathlon/src/fixtures \
  && mkdir -p /episodes /run/decathlon && chmod 0755 /episodes && chown agent:agent /run/decathlon
@@ -65,7 +66,7 @@ FROM sandbox AS runner
 COPY --from=build /opt/decathlon/runner-venv /opt/decathlon/runner-venv
 COPY host /opt/decathlon/src
 RUN echo /opt/decathlon/src > "$(echo /opt/decathlon/runner-venv/lib/python3*/site-packages)/decathlon-src.pth" \
- && printf '#!/opt/decathlon/runner-venv/bin/python\nfrom decathlon.cli import main\nmain()\n' > /opt/decathlon/runner-venv/bin/decathlon \
+ && printf '#!/opt/decathlon/runner-venv/bin/python\nfrom decathlon.cli.main import main\nmain()\n' > /opt/decathlon/runner-venv/bin/decathlon \
  && chmod 0755 /opt/decathlon/runner-venv/bin/decathlon
 ENV PATH=/opt/decathlon/runner-venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 WORKDIR /opt/decathlon/src

@@ -48,7 +48,7 @@ TEST_SERVERS = Path(__file__).resolve().parent / "servers"
 def need_emails_mcp() -> Path:
     """The installed emails-mcp (Python >= 3.12). Absent, the test skips saying how to install it; where CI
     builds the portable Python 3.13 and the servers on it (DECATHLON_REQUIRE_PY313=1), it fails instead."""
-    from task_api.servers_config import default_servers_dir
+    from decathlon.sandbox.servers_config import default_servers_dir
     path = default_servers_dir() / "emails" / "bin" / "emails-mcp"
     if not path.is_file():
         how = f"emails-mcp is not installed at {path}: run ci/install_servers.py (needs a Python >= 3.12)"
@@ -62,7 +62,7 @@ class TaskApi:
 
     def run(self, *args: str, timeout: float = 120) -> tuple[int, dict]:
         env = {**os.environ, "TASK_API_HOME": str(self.home)}
-        proc = subprocess.run([sys.executable, "-m", "task_api", *args], env=env, capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-m", "decathlon.sandbox", *args], env=env, capture_output=True, text=True,
                               timeout=timeout)
         lines = [line for line in proc.stdout.split("\n") if line.strip()]
         assert len(lines) == 1, f"task-api must print exactly one JSON object, got: {proc.stdout!r} {proc.stderr!r}"

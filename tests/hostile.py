@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import LAUNCH, MINI
 from decathlon.backends.base import SandboxSpec
-from decathlon.task_session import TaskSession
+from decathlon.core.task_session import TaskSession
 
 CLAIM = [{"role": "assistant", "content": None, "tool_calls": [
     {"id": "c1", "type": "function", "function": {"name": "local-claim_done", "arguments": "{}"}}]},

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from decathlon.importer import import_dir
+from decathlon.recordings.importer import import_dir
 
 TRAJECTORIES = Path(os.environ.get("DECATHLON_TRAJECTORIES")
                     or REPO.parent / "shared" / "data" / "toolathlon" / "trajectories" / "claude-4.5-sonnet")

@@ -24,14 +24,14 @@ import httpx
 import pytest
 
 from conftest import LAUNCH, MINI, REPO
-from decathlon.agent_loop import StopLoop
+from decathlon.core.agent_loop import StopLoop
 from decathlon.backends.local import LocalBackend
 from decathlon.backends.base import SandboxSpec
-from decathlon.episode import EpisodeConfig, EpisodeResult, run_episode
+from decathlon.core.episode import EpisodeConfig, EpisodeResult, run_episode
 from decathlon.errors import InfraError
-from decathlon.oracles import Call, Oracle, variables
-from decathlon.policies import OraclePolicy, ReplayPolicy, _Chat, _Scripted
-from decathlon.task_session import SetupResult, TaskSession
+from decathlon.core.oracles import Call, Oracle, variables
+from decathlon.core.policies import OraclePolicy, ReplayPolicy, _Chat, _Scripted
+from decathlon.core.task_session import SetupResult, TaskSession
 
 pytestmark = pytest.mark.adversarial
 
@@ -69,7 +69,7 @@ def _read_file() -> Call:
 # tool call returns, writes its pid where the test can stop it, and gives up after two minutes anyway.
 FAKE_DAEMON = textwrap.dedent('''
     import os, socket, sys, time
-    from task_api.sockpath import socket_path
+    from decathlon.sandbox.sockpath import socket_path
     path = socket_path(os.path.dirname(os.getcwd()))  # python-execute runs in the workspace, in the home
     if os.fork():
         time.sleep(0.3)  # the child is in its own session before this process group can be stopped
@@ -212,8 +212,8 @@ def test_a_300mb_reply_is_refused_while_reading_and_the_batch_goes_on(pidfile, t
 
 
 def test_an_episode_that_raises_does_not_cancel_the_others(monkeypatch, capsys):
-    from decathlon import cli_run
-    from decathlon.cli import _parser
+    from decathlon.cli import run as cli_run
+    from decathlon.cli.main import _parser
     real = cli_run.run_episode
 
     async def flaky(cfg, backend, policy):
@@ -343,10 +343,10 @@ def test_exec_path_carries_big_arguments_and_any_tool_name():
 def test_task_api_execute_reads_the_call_from_stdin(task_api):
     task_api.ok("setup", ATTACKED, "--source", str(MINI), "--launch-time", LAUNCH)
     env = {**os.environ, "TASK_API_HOME": str(task_api.home)}
-    run = subprocess.run([sys.executable, "-m", "task_api", "execute", "-"], env=env, capture_output=True,
+    run = subprocess.run([sys.executable, "-m", "decathlon.sandbox", "execute", "-"], env=env, capture_output=True,
                          input=json.dumps({"tool": "local-claim_done", "args": {}}).encode(), timeout=60)
     assert run.returncode == 0 and json.loads(run.stdout)["is_error"] is False, run
-    run = subprocess.run([sys.executable, "-m", "task_api", "execute", "-"], env=env, capture_output=True,
+    run = subprocess.run([sys.executable, "-m", "decathlon.sandbox", "execute", "-"], env=env, capture_output=True,
                          input=b"not json", timeout=60)
     assert run.returncode == 1 and json.loads(run.stdout)["error"]["kind"] == "bad_request", run
 
@@ -446,7 +446,7 @@ def _zygotes_of(pid: int) -> list[str]:
             argv = cmd.read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"task_api.zygote" in argv and str(pid).encode() in argv:
+        if b"decathlon.sandbox.zygote" in argv and str(pid).encode() in argv:
             found.append(cmd.parent.name)
     return found
 

@@ -21,10 +21,10 @@ import pytest
 from conformance import require
 from conftest import LAUNCH, MINI
 from decathlon.backends.base import SandboxSpec
-from decathlon.episode import EpisodeConfig, run_episode
-from decathlon.oracles import Call, Oracle
-from decathlon.policies import _Scripted
-from decathlon.task_session import TaskSession
+from decathlon.core.episode import EpisodeConfig, run_episode
+from decathlon.core.oracles import Call, Oracle
+from decathlon.core.policies import _Scripted
+from decathlon.core.task_session import TaskSession
 from hostile import Episode
 
 pytestmark = pytest.mark.adversarial
@@ -408,7 +408,7 @@ def test_7_processes_the_agent_starts_die_with_the_episode(tmp_path, monkeypatch
 
 def test_6_the_verifiers_taskset_says_when_its_backend_isolates_nothing():
     """Finding 6: the taskset's default backend is local (no engine needed), but never silently."""
-    from decathlon.env import DecathlonTaskConfig, UnisolatedBackendWarning
+    from decathlon.training.env import DecathlonTaskConfig, UnisolatedBackendWarning
     with pytest.warns(UnisolatedBackendWarning, match="compose"):
         DecathlonTaskConfig()
     import warnings

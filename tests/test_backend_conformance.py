@@ -16,13 +16,13 @@ from conformance import modules, require
 from conftest import LAUNCH, MINI
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
-from decathlon.episode import EpisodeConfig, run_episode
+from decathlon.core.episode import EpisodeConfig, run_episode
 from decathlon.errors import InfraError
-from decathlon.cassettes import cassette_path
-from decathlon.oracles import Call, Oracle, variables
-from decathlon.policies import OraclePolicy, ReplayPolicy, _Scripted
-from decathlon.task_session import TaskSession
-from mocks.cassette.canonical import tokenize
+from decathlon.recordings.cassettes import cassette_path
+from decathlon.core.oracles import Call, Oracle, variables
+from decathlon.core.policies import OraclePolicy, ReplayPolicy, _Scripted
+from decathlon.core.task_session import TaskSession
+from decathlon.tape.canonical import tokenize
 from recorded_runs import TASKS as RECORDED_TASKS
 
 BACKENDS = [pytest.param(m, id=m.NAME, marks=m.MARKS) for m in modules()]

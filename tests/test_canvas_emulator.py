@@ -1,4 +1,4 @@
-"""Contract tests of the Canvas LMS emulator (mocks/services/canvas) over real HTTP on ephemeral ports.
+"""Contract tests of the Canvas LMS emulator (decathlon/emulators/canvas) over real HTTP on ephemeral ports.
 
 Each test starts its own emulator in-process (a background event loop) seeded with a small
 directory of made-up people, and talks to it with httpx the way the checkout's scripts and the canvas
@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from mocks.services.canvas import RunningService, start
-from mocks.services.directory import Account, Directory
+from decathlon.emulators.canvas import RunningService, start
+from decathlon.emulators.directory import Account, Directory
 
 ADMIN = "mcpcanvasadmintoken1"
 TEACHER, ANN, BOB, CAL = "tok_teacher", "tok_ann", "tok_bob", "tok_cal"
@@ -583,7 +583,7 @@ ODD_BODIES: list[dict[str, Any]] = [
 
 
 def test_no_route_answers_500_to_odd_input(emu):
-    from mocks.services.canvas.api import ROUTE_TABLES
+    from decathlon.emulators.canvas.api import ROUTE_TABLES
     cid = emu.course()
     emu.ok("POST", f"courses/{cid}/assignments", json={"assignment": {"name": "A", "published": True}})
     quiz, _questions = make_quiz(emu, cid)

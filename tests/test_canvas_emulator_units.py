@@ -14,13 +14,13 @@ import httpx
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from mocks.services.canvas import grading
-from mocks.services.canvas.clock import parse_time
-from mocks.services.canvas.errors import ApiError
-from mocks.services.canvas.model import QuizQuestion
-from mocks.services.canvas.paging import paginate
-from mocks.services.canvas.params import as_bool, as_list, nest, parse_body, split_key
-from mocks.services.canvas.views import truncate
+from decathlon.emulators.canvas import grading
+from decathlon.emulators.canvas.clock import parse_time
+from decathlon.emulators.canvas.errors import ApiError
+from decathlon.emulators.canvas.model import QuizQuestion
+from decathlon.emulators.canvas.paging import paginate
+from decathlon.emulators.canvas.params import as_bool, as_list, nest, parse_body, split_key
+from decathlon.emulators.canvas.views import truncate
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -134,7 +134,7 @@ def write_users(root: Path) -> None:
 
 def test_cli_prints_ready_serves_both_ports_and_stops_on_sigterm(tmp_path):
     write_users(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "mocks.services.canvas", "--root", str(tmp_path),
+    proc = subprocess.Popen([sys.executable, "-m", "decathlon.emulators.canvas", "--root", str(tmp_path),
                              "--port", "http=0", "--port", "https=0"], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     try:
@@ -154,18 +154,18 @@ def test_cli_prints_ready_serves_both_ports_and_stops_on_sigterm(tmp_path):
 
 
 def test_cli_refuses_a_missing_directory_and_bad_ports(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "mocks.services.canvas", "--root", str(tmp_path)], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "decathlon.emulators.canvas", "--root", str(tmp_path)], cwd=REPO,
                           capture_output=True, text=True, timeout=20, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 1 and "users_data.json" in proc.stderr and proc.stdout == ""
-    proc = subprocess.run([sys.executable, "-m", "mocks.services.canvas", "--root", str(tmp_path), "--port", "ftp=1"],
+    proc = subprocess.run([sys.executable, "-m", "decathlon.emulators.canvas", "--root", str(tmp_path), "--port", "ftp=1"],
                           cwd=REPO, capture_output=True, text=True, timeout=20, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode != 0 and "--port" in proc.stderr
 
 
 def test_id_floors_start_ids_where_a_recording_did(tmp_path):
     import asyncio
-    from mocks.services.canvas import start
-    from mocks.services.directory import load_directory
+    from decathlon.emulators.canvas import start
+    from decathlon.emulators.directory import load_directory
     write_users(tmp_path)
 
     async def run() -> tuple[int, int]:
@@ -191,7 +191,7 @@ def test_cli_reports_a_busy_port(tmp_path):
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        proc = subprocess.run([sys.executable, "-m", "mocks.services.canvas", "--root", str(tmp_path),
+        proc = subprocess.run([sys.executable, "-m", "decathlon.emulators.canvas", "--root", str(tmp_path),
                                "--port", f"http={port}", "--port", "https=0"], cwd=REPO, capture_output=True,
                               text=True, timeout=20, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 1 and "cannot listen" in proc.stderr and "Traceback" not in proc.stderr

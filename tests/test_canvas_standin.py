@@ -8,7 +8,7 @@ does not verify it):
   (three and four pages of Link pagination, Canvas's error bodies, a quiz start that fails with
   500 or 409, a stalled or oversized answer, the three-step upload) — this pins the requests the
   stand-in makes and the text it makes of the answers;
-* the Canvas emulator (mocks.services.canvas), seeded from a small made-up directory, for a
+* the Canvas emulator (decathlon.emulators.canvas), seeded from a small made-up directory, for a
   realistic course: an admin creates and publishes it, enrolls a student, adds an assignment, a
   quiz with questions and an announcement, writes to the student; the student takes the quiz,
   uploads a file from the workspace and submits it; the admin grades it.
@@ -201,7 +201,7 @@ class StandIn:
 async def _connect(env: dict[str, str], cwd: Path) -> AsyncIterator[tuple[ClientSession, Any, list[Any], float]]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mocks.servers.canvas"],
+        args=["-m", "decathlon.standins.canvas"],
         cwd=str(cwd),
         env={**get_default_environment(), "PYTHONPATH": str(REPO_ROOT), **env},
     )
@@ -768,7 +768,7 @@ def test_missing_environment_exits_with_the_references_message(tmp_path: Path) -
 
     env = {**get_default_environment(), "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "mocks.servers.canvas"],
+        [sys.executable, "-m", "decathlon.standins.canvas"],
         env=env,
         cwd=tmp_path,
         capture_output=True,
@@ -819,8 +819,8 @@ class Emulator:
 
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
-    from mocks.services.canvas import start
-    from mocks.services.directory import load_directory
+    from decathlon.emulators.canvas import start
+    from decathlon.emulators.directory import load_directory
 
     root = tmp_path_factory.mktemp("canvas-root")
     (root / "configs").mkdir()

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from mocks.cassette import delta
-from mocks.cassette.canonical import WORKSPACE_TOKEN, canonical, detokenize, tokenize
-from mocks.cassette.errors import CassetteError
-from mocks.cassette.match import Matcher
-from mocks.cassette.redact import Redactor, scan
-from mocks.cassette.store import FORMAT, dumps, load, save
-from mocks.replay.protocol import pack_extras, unpack_extras
+from decathlon.tape import delta
+from decathlon.tape.canonical import WORKSPACE_TOKEN, canonical, detokenize, tokenize
+from decathlon.tape.errors import CassetteError
+from decathlon.tape.match import Matcher
+from decathlon.tape.redact import Redactor, scan
+from decathlon.tape.store import FORMAT, dumps, load, save
+from decathlon.sandbox.replay.protocol import pack_extras, unpack_extras
 
 
 def test_canonical_ignores_key_order_whitespace_and_number_forms():
@@ -111,8 +111,8 @@ def test_extra_fields_travel_in_meta():
 
 
 def test_local_replay_checks_live_output_against_the_recording(tmp_path: Path):
-    from task_api.errors import InfraError
-    from task_api.recording import FrameworkReplay, LocalReplay
+    from decathlon.sandbox.errors import InfraError
+    from decathlon.sandbox.recording import FrameworkReplay, LocalReplay
     ws = str(tmp_path)
     recorded = f"=== STDOUT ===\n{WORKSPACE_TOKEN}\n=== EXECUTION INFO ===\nExecution time: 0.042 seconds"
     replay = LocalReplay({"interactions": [{"tool": "python-execute", "arguments": {"code": "print(1)"},

@@ -89,7 +89,7 @@ def test_config_modules_come_from_the_examples_or_the_files_the_user_names(pack,
     mine = tmp_path / "mine.py"
     mine.write_text("global_configs = {'report_title': 'Quarterly notes'}\n")
     env = {**os.environ, "TASK_API_HOME": str(task_api.home), "DECATHLON_GLOBAL_CONFIGS": str(mine)}
-    proc = subprocess.run([sys.executable, "-m", "task_api", "setup", "notes-index", "--source", str(pack),
+    proc = subprocess.run([sys.executable, "-m", "decathlon.sandbox", "setup", "notes-index", "--source", str(pack),
                            "--launch-time", LAUNCH], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     session = json.loads((task_api.home / "state" / "session.json").read_text())
@@ -216,8 +216,8 @@ def test_a_frozen_clock_without_libfaketime_is_named(source, tmp_path):
 def test_a_frozen_clock_survives_the_switch_to_the_grader_user(tmp_path):
     """libfaketime's first process creates a semaphore only its user can open: loaded into the root
     `setpriv`, the grader it turns into died at start. The clock is now set up behind the switch."""
-    from task_api.clock import behind, frozen_env
-    from task_api.users import Users
+    from decathlon.sandbox.clock import behind, frozen_env
+    from decathlon.sandbox.users import Users
     prefix = Users(agent=65534, grader=65534).prefix("grader")
     env = {**os.environ, **frozen_env("2021-06-01 08:30:00")}
     probe = ["date", "+%F"]  # the test's own interpreter may sit where the other user cannot read

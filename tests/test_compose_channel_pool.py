@@ -17,7 +17,7 @@ from conftest import LAUNCH, MINI
 from conformance import compose as compose_mod, require
 from decathlon.backends.base import SandboxSpec
 from decathlon.errors import InfraError
-from decathlon.task_session import TaskSession
+from decathlon.core.task_session import TaskSession
 
 pytestmark = pytest.mark.docker
 TASK = "csv-sales-summary"
@@ -167,7 +167,7 @@ def test_warm_pool_serves_one_episode_per_container_and_leaves_nothing(make_back
             ws = (await s.setup(TASK, LAUNCH)).workspace
             seen = await s.execute("filesystem-read_file", json.dumps({"path": f"{ws}/note.txt"}))
             await s.execute("filesystem-write_file", json.dumps({"path": f"{ws}/note.txt", "content": note}))
-            return box.id, box.container.labels.get("decathlon.episode", ""), seen.is_error
+            return box.id, box.container.labels.get("decathlon.core.episode", ""), seen.is_error
         finally:
             await box.release()
 

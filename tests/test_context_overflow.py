@@ -17,10 +17,10 @@ import pytest
 
 from conftest import LAUNCH, PASSING_EVALUATOR, write_task
 from decathlon.backends.local import LocalBackend
-from decathlon.episode import EpisodeConfig, EpisodeResult, run_episode
+from decathlon.core.episode import EpisodeConfig, EpisodeResult, run_episode
 from decathlon.errors import context_overflow
-from decathlon.policies import OpenAIPolicy
-from decathlon.report import build_report
+from decathlon.core.policies import OpenAIPolicy
+from decathlon.reports.report import build_report
 
 BASE = "http://model.invalid/v1"
 TASK = "floods-its-context"

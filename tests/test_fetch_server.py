@@ -31,9 +31,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession, MCPError
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
-from mocks.servers.fetch.urls import parse as parse_url
+from decathlon.standins.fetch.urls import parse as parse_url
 from recorded_runs import HOW, REQUIRED, TRAJECTORIES
-from task_api.toolfmt import render
+from decathlon.sandbox.toolfmt import render
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INTERNAL_ERROR = -32603
@@ -250,7 +250,7 @@ class Server:
 async def _connect(env: dict[str, str]) -> AsyncIterator[tuple[ClientSession, Any, list[Any]]]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mocks.servers.fetch"],
+        args=["-m", "decathlon.standins.fetch"],
         cwd=str(REPO_ROOT),
         env={**get_default_environment(), "PYTHONPATH": str(REPO_ROOT), **env},  # env may put the shim first
     )
@@ -577,7 +577,7 @@ def _cassette(calls: list[RecordedCall]) -> tuple[list[RecordedCall], list[dict[
 
 
 def test_recorded_calls_replay_byte_for_byte_through_the_http_shim(tmp_path: Path) -> None:
-    from mocks.http import env_for, prepare_replay, shim_dir
+    from decathlon.sandbox.http import env_for, prepare_replay, shim_dir
 
     calls = _recorded_fetch_calls()
     if not (shim_dir() / "vcr").is_dir():

@@ -75,7 +75,7 @@ class Server:
 async def _connect(root: Path, home: Path) -> AsyncIterator[tuple[ClientSession, set[str]]]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mocks.servers.filesystem", str(root)],
+        args=["-m", "decathlon.standins.filesystem", str(root)],
         cwd=str(REPO_ROOT),
         env={**get_default_environment(), "HOME": str(home), "PYTHONPATH": str(REPO_ROOT)},
     )

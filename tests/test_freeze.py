@@ -1,4 +1,4 @@
-"""task_api.freeze: the workspace the grader sees (units; the attacks themselves are in
+"""decathlon.sandbox.freeze: the workspace the grader sees (units; the attacks themselves are in
 tests/test_adversarial_sandbox.py)."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from task_api.freeze import freeze
-from task_api.users import Users
+from decathlon.sandbox.freeze import freeze
+from decathlon.sandbox.users import Users
 
 pytestmark = pytest.mark.adversarial
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from task_api.grader_git import grader_git_env
-from task_api.subproc import run_module
+from decathlon.sandbox.grader_git import grader_git_env
+from decathlon.sandbox.subproc import run_module
 
 pytestmark = pytest.mark.adversarial
 SIG = "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEz\n -----END PGP SIGNATURE-----\n"

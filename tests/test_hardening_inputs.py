@@ -19,7 +19,7 @@ import pytest
 from conftest import LAUNCH, MINI, PASSING_EVALUATOR, REPO, write_task
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
-from decathlon.episode import EpisodeConfig, run_episode
+from decathlon.core.episode import EpisodeConfig, run_episode
 from decathlon.errors import InfraError
 
 pytestmark = pytest.mark.adversarial
@@ -45,7 +45,7 @@ sys.path.insert(0, {repo!r})
 from pathlib import Path
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
-from decathlon.episode import acquire
+from decathlon.core.episode import acquire
 async def main():
     await acquire(LocalBackend(), SandboxSpec({run!r}, "ep-" + {run!r}, "project-deadlines", Path({mini!r})))
     print("acquired", flush=True)
@@ -245,7 +245,7 @@ def test_18_one_broken_task_config_blocks_only_itself(source):
 
 
 def test_18_the_taskset_leaves_a_broken_task_out_with_a_warning(source):
-    from decathlon.env import DecathlonTaskset, DecathlonTasksetConfig
+    from decathlon.training.env import DecathlonTaskset, DecathlonTasksetConfig
     write_task(source, "good", evaluator=PASSING_EVALUATOR)
     write_task(source, "broken", evaluator=PASSING_EVALUATOR)
     (source / "tasks" / "finalpool" / "broken" / "task_config.json").write_text("[]")
@@ -257,7 +257,7 @@ def test_18_the_taskset_leaves_a_broken_task_out_with_a_warning(source):
 # --- 19: the recorder lock is a flock ------------------------------------------------------------------
 
 def _contend(target: str, start: float, q) -> None:
-    from decathlon.cli_record import recorder_lock
+    from decathlon.cli.record import recorder_lock
     while time.time() < start:
         pass
     try:
@@ -305,9 +305,9 @@ KILL_DAEMON = ("import os, signal\n"
 
 
 def test_20_a_long_homes_socket_in_tmp_is_removed_at_release_even_after_sigkill(tmp_path, monkeypatch):
-    from decathlon.oracles import Call, Oracle, variables
-    from decathlon.policies import _Scripted
-    from task_api.sockpath import socket_path
+    from decathlon.core.oracles import Call, Oracle, variables
+    from decathlon.core.policies import _Scripted
+    from decathlon.sandbox.sockpath import socket_path
 
     class KillsDaemon:
         name = "kills-daemon"

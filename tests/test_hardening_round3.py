@@ -69,7 +69,7 @@ def test_r1_an_import_in_replay_grades_only_the_recording_itself(imported, tmp_p
     """R1: on an imported task in replay mode the recorded verdict used to come back whatever the policy
     did: "All done." with no tool call got reward 1.0. Now a run that did not make the recorded calls is
     named not gradable (and kept out of the reward); the recording itself still gets its verdict."""
-    from decathlon.cassettes import cassette_path
+    from decathlon.recordings.cassettes import cassette_path
     passing = sorted(t for t in (p.name for p in (imported / "tasks" / "finalpool").iterdir())
                      if json.loads(cassette_path(imported / "cassettes", t).read_text())["meta"]["recorded_pass"])
     task = passing[0]
@@ -128,7 +128,7 @@ def test_h1_the_local_backend_refuses_a_rerun_it_cannot_isolate(monkeypatch):
     import argparse
 
     from decathlon.backends import local_users
-    from decathlon.cli_run import _backend_for
+    from decathlon.cli.run import _backend_for
     from decathlon.errors import InfraError
     ns = argparse.Namespace(backend="local", mode="rerun", trust_recorded_code=False)
     monkeypatch.setattr(local_users, "isolating", lambda: False)

@@ -1,6 +1,6 @@
-"""HTTP record/replay for processes we do not own (mocks/http): the real mcp-server-fetch, and
+"""HTTP record/replay for processes we do not own (decathlon/sandbox/http): the real mcp-server-fetch, and
 plain requests/httpx/aiohttp/urllib scripts, all run as child processes configured only through
-the environment that mocks.http.env_for returns. Loopback only.
+the environment that decathlon.sandbox.http.env_for returns. Loopback only.
 
 The cut-network replay runs the MCP client and server under `unshare -n` (a fresh network namespace
 whose loopback is down). The tests run as root here, so that is permitted; where it is not, that one
@@ -82,8 +82,8 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--driver"]:
 
 import pytest  # noqa: E402 - not needed by the driver
 
-from mocks.http import SITE_DIR, collect, env_for, misses, prepare_replay, shim_dir  # noqa: E402
-from mocks.http.site.decathlon_http_redact import REDACTED, Redactor  # noqa: E402
+from decathlon.sandbox.http import SITE_DIR, collect, env_for, misses, prepare_replay, shim_dir  # noqa: E402
+from decathlon.sandbox.http.site.decathlon_http_redact import REDACTED, Redactor  # noqa: E402
 
 
 def _require_shim() -> None:

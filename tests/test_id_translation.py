@@ -1,11 +1,11 @@
-"""Recorded ids → live ids when a recorded run is re-executed against live services (decathlon/id_translation.py)."""
+"""Recorded ids → live ids when a recorded run is re-executed against live services (decathlon/recordings/id_translation.py)."""
 from __future__ import annotations
 
 import asyncio
 import json
 
-from decathlon.id_translation import IdTranslator, unwrap
-from decathlon.policies import _Recorded
+from decathlon.recordings.id_translation import IdTranslator, unwrap
+from decathlon.core.policies import _Recorded
 
 
 def _item(text: str) -> str:
@@ -121,7 +121,7 @@ def test_a_validation_token_is_echoed_live():
 
 
 def test_kinds_from_keys_and_tool_names():
-    from decathlon.id_translation import _scope_of, _tool_scope
+    from decathlon.recordings.id_translation import _scope_of, _tool_scope
     assert [_scope_of(k) for k in ("course_id", "courseId", "courses", "course_ids", "quizzes", "categories",
                                    "line_items", "id")] == \
         ["course", "course", "course", "course", "quiz", "category", "lineitem", None]

@@ -24,9 +24,9 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
 from conftest import need_emails_mcp
-from mocks.services.directory import Account, Directory
-from mocks.services.mail.threaded import ThreadedMail, serve_in_thread
-from task_api.servers_config import default_servers_dir
+from decathlon.emulators.directory import Account, Directory
+from decathlon.emulators.mail.threaded import ThreadedMail, serve_in_thread
+from decathlon.sandbox.servers_config import default_servers_dir
 
 EMAILS_MCP = default_servers_dir() / "emails" / "bin" / "emails-mcp"
 

@@ -1,4 +1,4 @@
-"""The per-episode mail service (mocks/services/mail) through the stdlib clients the checkout uses.
+"""The per-episode mail service (decathlon/emulators/mail) through the stdlib clients the checkout uses.
 
 Every test starts its own service on ephemeral ports (a background-thread loop, since imaplib and
 smtplib block) with a from-scratch directory, and drives it with the command patterns of the
@@ -30,10 +30,10 @@ from pathlib import Path
 
 import pytest
 
-from mocks.services.directory import Account, Directory
-from mocks.services.mail import DEFAULT_PORTS, start
-from mocks.services.mail.search import decoded_text_contains
-from mocks.services.mail.threaded import ThreadedMail, serve_in_thread
+from decathlon.emulators.directory import Account, Directory
+from decathlon.emulators.mail import DEFAULT_PORTS, start
+from decathlon.emulators.mail.search import decoded_text_contains
+from decathlon.emulators.mail.threaded import ThreadedMail, serve_in_thread
 
 REPO = Path(__file__).resolve().parents[1]
 EPHEMERAL = {"imap": 0, "smtp": 0, "smtp-mx": 0}
@@ -523,7 +523,7 @@ def _python_env() -> dict[str, str]:
 
 
 def test_cli_prints_ready_serves_and_exits_0_on_sigterm(tmp_path):
-    with subprocess.Popen([sys.executable, "-m", "mocks.services.mail", "--root", str(_users_root(tmp_path)),
+    with subprocess.Popen([sys.executable, "-m", "decathlon.emulators.mail", "--root", str(_users_root(tmp_path)),
                            "--port", "imap=0", "--port", "smtp=0", "--port", "smtp-mx=0"], cwd=REPO, env=_python_env(),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         try:
@@ -550,7 +550,7 @@ def test_cli_bad_input_is_a_clear_error(tmp_path, args, code, message):
     (tmp_path / "ok").mkdir()
     root = _users_root(tmp_path / "ok")
     argv = [a.format(missing=tmp_path / "nowhere", root=root) for a in args]
-    proc = subprocess.run([sys.executable, "-m", "mocks.services.mail", *argv], cwd=REPO, env=_python_env(),
+    proc = subprocess.run([sys.executable, "-m", "decathlon.emulators.mail", *argv], cwd=REPO, env=_python_env(),
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == code and message in proc.stderr and proc.stdout == ""
 
@@ -560,7 +560,7 @@ def test_cli_port_in_use_is_a_clear_error(tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        proc = subprocess.run([sys.executable, "-m", "mocks.services.mail", "--root", str(_users_root(tmp_path)),
+        proc = subprocess.run([sys.executable, "-m", "decathlon.emulators.mail", "--root", str(_users_root(tmp_path)),
                                "--port", f"imap={port}", "--port", "smtp=0", "--port", "smtp-mx=0"], cwd=REPO, env=_python_env(),
                               capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1 and "cannot listen" in proc.stderr and proc.stdout == ""
@@ -571,7 +571,7 @@ def test_cli_start_to_ready_is_fast(tmp_path):
     took = []
     for _ in range(3):
         started = time.perf_counter()
-        with subprocess.Popen([sys.executable, "-m", "mocks.services.mail", "--root", str(root),
+        with subprocess.Popen([sys.executable, "-m", "decathlon.emulators.mail", "--root", str(root),
                                "--port", "imap=0", "--port", "smtp=0", "--port", "smtp-mx=0"], cwd=REPO, env=_python_env(),
                               stdout=subprocess.PIPE, text=True) as proc:
             assert proc.stdout.readline().startswith("ready mail ")

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import REPO, write_task
-from decathlon import manifest
+from decathlon.checkout import manifest
 
 TABLE = manifest.data_dir() / "tasks.csv"
 REQUIRED = os.environ.get("DECATHLON_REQUIRE_TRAJECTORIES") == "1"

@@ -32,7 +32,7 @@ from mcp import ClientSession, MCPError
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
 from recorded_runs import HOW, REQUIRED, TRAJECTORIES
-from task_api.toolfmt import render
+from decathlon.sandbox.toolfmt import render
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INTERNAL_ERROR = -32603
@@ -80,7 +80,7 @@ async def _connect(env_value: str | None, cwd: Path) -> AsyncIterator[tuple[Clie
     env = {**get_default_environment(), "PYTHONPATH": str(REPO_ROOT)}
     if env_value is not None:
         env["MEMORY_FILE_PATH"] = env_value
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mocks.servers.memory"], cwd=str(cwd), env=env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "decathlon.standins.memory"], cwd=str(cwd), env=env)
     async with stdio_client(params) as (read_stream, write_stream), ClientSession(read_stream, write_stream) as session:
         initialized = await session.initialize()
         tools = await session.list_tools()
@@ -653,7 +653,7 @@ def _runs_with_memory_calls() -> dict[str, list[RecordedCall]]:
 
 
 def _as_shown(server: Server, call: RecordedCall) -> str:
-    """The stand-in's answer in the form Toolathlon showed the model (see task_api/toolfmt.py and tool_calls.py)."""
+    """The stand-in's answer in the form Toolathlon showed the model (see decathlon/sandbox/toolfmt.py and tool_calls.py)."""
     arguments = json.loads(call.arguments) if call.arguments.strip() else {}
     text, failed = server.call(call.tool, arguments)
     if failed:

@@ -1,4 +1,4 @@
-"""The prime backend under faults, against the fake control plane on loopback (mocks/prime_fake): the
+"""The prime backend under faults, against the fake control plane on loopback (fakes/prime): the
 real prime-sandboxes SDK on the wire, the platform misbehaving on purpose."""
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from conformance.prime import FAKE_KEY, MINI, backend, fake_config
 from conftest import LAUNCH, REPO
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.prime import PrimeBackend
-from decathlon.episode import EpisodeConfig, run_episode
+from decathlon.core.episode import EpisodeConfig, run_episode
 from decathlon.errors import InfraError
-from decathlon.policies import ReplayPolicy
-from decathlon.task_session import TaskSession
-from mocks.prime_fake.control import fast_sdk_rate_limits
+from decathlon.core.policies import ReplayPolicy
+from decathlon.core.task_session import TaskSession
+from fakes.prime.control import fast_sdk_rate_limits
 
 CASSETTES = REPO / "fixtures" / "cassettes"
 TASK = "project-deadlines"

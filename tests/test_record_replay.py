@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LAUNCH, MINI, PASSING_EVALUATOR, REPO, TEST_SERVERS, write_server, write_task
-from mocks.cassette.canonical import tokenize
+from decathlon.tape.canonical import tokenize
 
 CASSETTES = REPO / "fixtures" / "cassettes"
 TASKS = sorted(p.parent.name for p in (MINI / "tasks" / "finalpool").glob("*/task_config.json"))
@@ -118,7 +118,7 @@ def test_planted_secret_never_reaches_disk(source, tmp_path):
     assert decathlon("cassettes", "verify", str(out)).returncode == 0
     # and a verify run that knows the secret would flag it, had it leaked
     leaked = tmp_path / "leaked.cassette.json"
-    from mocks.cassette.store import save
+    from decathlon.tape.store import save
     save(leaked, {"meta": {"task": "x"}, "servers": {}, "note": SECRET})
     proc = decathlon("cassettes", "verify", str(leaked), env={"PLANTED_SERVICE_TOKEN": SECRET})
     assert proc.returncode == 1 and "PLANTED_SERVICE_TOKEN" in proc.stderr
@@ -130,7 +130,7 @@ def test_record_refuses_to_overwrite_and_to_share_a_file(source, tmp_path):
     assert decathlon("record", "leaky", "--source", str(source), "--out", str(out)).returncode == 0
     proc = decathlon("record", "leaky", "--source", str(source), "--out", str(out))
     assert proc.returncode == 2 and "--force" in proc.stderr
-    from decathlon.cli_record import recorder_lock
+    from decathlon.cli.record import recorder_lock
     with recorder_lock(out / "leaky.cassette.json"):
         proc = decathlon("record", "leaky", "--source", str(source), "--out", str(out), "--force")
     assert proc.returncode == 2 and "another recorder" in proc.stderr

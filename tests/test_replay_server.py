@@ -1,4 +1,4 @@
-"""mocks.replay standalone: any MCP client can use a cassette's server, over stdio or streamable HTTP."""
+"""decathlon.sandbox.replay standalone: any MCP client can use a cassette's server, over stdio or streamable HTTP."""
 from __future__ import annotations
 
 import asyncio
@@ -13,7 +13,7 @@ import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from mocks.replay.protocol import REPLAY_MISS_CODE
+from decathlon.sandbox.replay.protocol import REPLAY_MISS_CODE
 
 REPO = Path(__file__).resolve().parents[1]
 TAPE = REPO / "fixtures" / "cassettes" / "contacts-dedupe.cassette.json"
@@ -36,7 +36,7 @@ async def _exercise(session: ClientSession, ws: Path) -> None:
 
 def test_stdio(tmp_path):
     async def main() -> None:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "mocks.replay", str(TAPE), "--server",
+        params = StdioServerParameters(command=sys.executable, args=["-m", "decathlon.sandbox.replay", str(TAPE), "--server",
                                                                      "filesystem", "--workspace", str(tmp_path)], cwd=str(REPO))
         async with stdio_client(params) as (r, w):
             async with ClientSession(r, w) as session:
@@ -49,7 +49,7 @@ def test_streamable_http(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "mocks.replay", str(TAPE), "--server", "filesystem",
+    proc = subprocess.Popen([sys.executable, "-m", "decathlon.sandbox.replay", str(TAPE), "--server", "filesystem",
                              "--workspace", str(tmp_path), "--http", str(port)], cwd=REPO)
     try:
         deadline = time.monotonic() + 30
@@ -71,9 +71,9 @@ def test_streamable_http(tmp_path):
 
 
 def test_bad_cassette_is_named(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "mocks.replay", str(tmp_path / "x.json"), "--server", "fs"],
+    proc = subprocess.run([sys.executable, "-m", "decathlon.sandbox.replay", str(tmp_path / "x.json"), "--server", "fs"],
                           capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.returncode == 2 and "x.json" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "mocks.replay", str(TAPE), "--server", "ghost"],
+    proc = subprocess.run([sys.executable, "-m", "decathlon.sandbox.replay", str(TAPE), "--server", "ghost"],
                           capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.returncode == 2 and "ghost" in proc.stderr and "filesystem" in proc.stderr

@@ -14,9 +14,9 @@ import pytest
 
 from browser import report_page
 from conftest import REPO
-from decathlon import conflicts
+from decathlon.training import conflicts
 from decathlon.errors import InfraError
-from decathlon.report import build_report, pass_at_k, pass_hat_k, pass_rates, trajectory
+from decathlon.reports.report import build_report, pass_at_k, pass_hat_k, pass_rates, trajectory
 from recorded_runs import REQUIRED, TASKS, TRAJECTORIES, HOW, import_runs
 
 MINI = REPO / "fixtures" / "toolathlon-mini"
@@ -257,7 +257,7 @@ def test_verifiers_rollouts_of_one_conflict_group_hold_their_sandboxes_one_at_a_
     """The taskset's episodes take the group at acquire and give it back at release, whatever path."""
     import asyncio
 
-    from decathlon.vf_episode import Episode
+    from decathlon.training.vf_episode import Episode
 
     source = tmp_path / "pack"
     shutil.copytree(MINI, source, symlinks=True)

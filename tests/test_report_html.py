@@ -14,7 +14,7 @@ import pytest
 
 from browser import report_page
 from conftest import REPO
-from decathlon.report_html import render_html
+from decathlon.reports.html import render_html
 
 HOSTILE = '</script><script>alert(1)</script><img src=x onerror="alert(2)"><!--<script>'
 ARTIFACTS = REPO / "test-artifacts"
@@ -312,7 +312,7 @@ def test_recorded_runs_fit_in_five_megabytes():
     from recorded_runs import HOW, REQUIRED, TRAJECTORIES, TASKS
     if not TASKS:
         pytest.fail(HOW) if REQUIRED else pytest.skip(HOW)
-    from decathlon.report import build_report, trajectory as read_trajectory
+    from decathlon.reports.report import build_report, trajectory as read_trajectory
     report = build_report([TRAJECTORIES])
     page = render_html(report, read_trajectory)
     assert len(page.encode("utf-8")) < 5_000_000

@@ -1,4 +1,4 @@
-"""uvx, npx, uv and python for the task's own scripts (task_api/runner_shims.py): resolved through the
+"""uvx, npx, uv and python for the task's own scripts (decathlon/sandbox/runner_shims.py): resolved through the
 server catalogue, as the episode's servers are; anything else is named, exit 127."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from task_api import runner_shims
+from decathlon.sandbox import runner_shims
 
 
 def test_uv_run_python_and_scripts_run_on_the_task_interpreter(monkeypatch):
@@ -19,7 +19,7 @@ def test_uv_run_python_and_scripts_run_on_the_task_interpreter(monkeypatch):
 
 
 def test_npx_of_a_stand_in_runs_our_module():
-    assert runner_shims.resolve("npx", ["-y", "canvas-mcp-server"]) == [sys.executable, "-m", "mocks.servers.canvas"]
+    assert runner_shims.resolve("npx", ["-y", "canvas-mcp-server"]) == [sys.executable, "-m", "decathlon.standins.canvas"]
 
 
 def test_replay_only_and_unknown_packages_are_refused_with_the_reason():
@@ -47,7 +47,7 @@ def test_installed_shims_exec_and_report_what_cannot_run(tmp_path, monkeypatch):
 def test_shims_started_with_a_bare_environment_find_the_servers_and_interpreter_of_their_install(tmp_path, monkeypatch):
     """The checkout's MCPServerManager starts `uvx emails-mcp …` through the MCP SDK, which hands the
     child only HOME, PATH and a few more: DECATHLON_SERVERS_DIR (the sandbox image's /opt/decathlon/servers)
-    was lost, and the shim looked beside task_api, found nothing and exited 127."""
+    was lost, and the shim looked beside decathlon.sandbox, found nothing and exited 127."""
     servers = tmp_path / "servers"
     fake = servers / "emails" / "bin" / "emails-mcp"
     fake.parent.mkdir(parents=True)

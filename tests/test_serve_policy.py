@@ -12,10 +12,10 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from decathlon.oracles import call_id, load_oracle
-from decathlon.serve_policy import make_app, match_system_prompt
-from decathlon.tasks import MINI
-from task_api.prompts import PLACEHOLDER, fill_system_prompt
+from decathlon.core.oracles import call_id, load_oracle
+from decathlon.training.serve_policy import make_app, match_system_prompt
+from decathlon.checkout.tasks import MINI
+from decathlon.sandbox.prompts import PLACEHOLDER, fill_system_prompt
 
 REPO = Path(__file__).resolve().parents[1]
 WORKSPACE = Path("/tmp/some where/workspace")  # a space, to prove the path is not cut at one

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from conftest import MINI, PASSING_EVALUATOR, REPO, write_task
-from task_api.catalogue import plan_server, plan_servers
-from task_api.errors import InfraError
-from task_api.launchers import parse_launch
+from decathlon.sandbox.catalogue import plan_server, plan_servers
+from decathlon.sandbox.errors import InfraError
+from decathlon.sandbox.launchers import parse_launch
 
 
 def decathlon(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -86,9 +86,9 @@ def _raw(command: str, args: list[str]) -> dict:
 def test_catalogued_packages_resolve_to_their_virtualenv_or_stand_in():
     cases = {
         ("npx", ("-y", "@modelcontextprotocol/server-filesystem", "/ws")):
-            ("${decathlon_python}", ["-m", "mocks.servers.filesystem", "/ws"]),
-        ("npx", ("-y", "@modelcontextprotocol/server-memory")): ("${decathlon_python}", ["-m", "mocks.servers.memory"]),
-        ("npx", ("-y", "@tokenizin/mcp-npx-fetch")): ("${decathlon_python}", ["-m", "mocks.servers.fetch"]),
+            ("${decathlon_python}", ["-m", "decathlon.standins.filesystem", "/ws"]),
+        ("npx", ("-y", "@modelcontextprotocol/server-memory")): ("${decathlon_python}", ["-m", "decathlon.standins.memory"]),
+        ("npx", ("-y", "@tokenizin/mcp-npx-fetch")): ("${decathlon_python}", ["-m", "decathlon.standins.fetch"]),
         ("uvx", ("cli-mcp-server",)): ("${decathlon_servers}/terminal/bin/cli-mcp-server", []),
         ("uvx", ("--from", "office-word-mcp-server", "word_mcp_server")):
             ("${decathlon_servers}/word/bin/word_mcp_server", []),
@@ -147,7 +147,7 @@ def test_servers_lists_every_definition_of_the_mini_pack():
     rows = {r["name"]: r for r in json.loads(proc.stdout)}
     assert sorted(rows) == ["excel", "filesystem", "git", "terminal", "word"]
     assert all(r["runs"] == "live" and r["available"] for r in rows.values()), rows
-    assert rows["filesystem"]["how"] == "stand-in mocks.servers.filesystem"
+    assert rows["filesystem"]["how"] == "stand-in decathlon.standins.filesystem"
     assert rows["excel"]["package"] == "excel-mcp-server" and rows["excel"]["installed"]
     assert rows["terminal"]["tasks"] == ["contacts-dedupe", "git-release-notes"]
     assert rows["git"]["launcher"] == "uv run -m mcp_server_git"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from task_api.servers_config import Templates
+from decathlon.sandbox.servers_config import Templates
 
 TOKENS = """from pathlib import Path
 all_token_key_session = {{"emails_config_file": str(Path(__file__).parent / "emails_config.json"),

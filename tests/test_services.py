@@ -121,7 +121,7 @@ def test_a_source_without_the_accounts_file_fails_setup_naming_the_service_and_t
 
 
 def test_supervisor_refuses_an_unknown_service(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "mocks.services", "--root", str(PACK), "--logs", str(tmp_path),
+    proc = subprocess.run([sys.executable, "-m", "decathlon.emulators", "--root", str(PACK), "--logs", str(tmp_path),
                            "--services", "mail,ftp"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and "unknown service(s) ftp" in proc.stderr, proc.stderr
 

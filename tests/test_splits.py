@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import MINI, REPO
-from decathlon.curriculum import load_pass_rates, order_by_difficulty
+from decathlon.training.curriculum import load_pass_rates, order_by_difficulty
 from decathlon.errors import InfraError
-from decathlon.splits import DEFAULT_RATIO, add_split_arguments, apply_split_and_curriculum, split_tasks
+from decathlon.training.splits import DEFAULT_RATIO, add_split_arguments, apply_split_and_curriculum, split_tasks
 
 NAMES = [f"task-{i:03d}" for i in range(108)]
 # sha256 of "\n".join(train) for NAMES with the default ratio and seed: a change of the algorithm (or of
@@ -192,7 +192,7 @@ def test_cli_bad_ratio_and_curriculum_are_clear_errors(tmp_path: Path) -> None:
 def _taskset_tasks(**config: object) -> list[str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the local backend's isolation warning (also on import)
-        from decathlon.env import DecathlonTaskset, DecathlonTasksetConfig
+        from decathlon.training.env import DecathlonTaskset, DecathlonTasksetConfig
         return [task.data.task for task in DecathlonTaskset(DecathlonTasksetConfig(**config))]
 
 
@@ -214,7 +214,7 @@ def test_taskset_bad_knobs_are_clear_errors(tmp_path: Path) -> None:
     from pydantic import ValidationError
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from decathlon.env import DecathlonTasksetConfig
+        from decathlon.training.env import DecathlonTasksetConfig
     for ratio in (0, 1, -0.1, 1.5):
         with pytest.raises(ValidationError, match="strictly between 0 and 1"):
             DecathlonTasksetConfig(split_ratio=ratio)

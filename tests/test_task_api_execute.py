@@ -150,7 +150,7 @@ def test_unicode_line_separators_in_output_stay_inside_the_one_json_line():
     import asyncio
     from decathlon.backends.local import LocalBackend
     from decathlon.backends.base import SandboxSpec
-    from decathlon.task_session import TaskSession
+    from decathlon.core.task_session import TaskSession
     async def go() -> str:
         box = await LocalBackend(direct=False).acquire(SandboxSpec("t", "e", "csv-sales-summary", MINI))
         try:

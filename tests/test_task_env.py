@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from decathlon import portable_python
+from decathlon.checkout import portable_python
 from decathlon.errors import InfraError
-from decathlon.task_env import _failed_package, locked_requirements, read_lock
+from decathlon.checkout.task_env import _failed_package, locked_requirements, read_lock
 
 PACK = REPO / "fixtures" / "toolathlon-conventions"
 PY311 = {"python_version": "3.11", "python_full_version": "3.11.7", "sys_platform": "linux", "os_name": "posix",
@@ -128,7 +128,7 @@ def test_task_env_on_a_missing_interpreter_is_named(tmp_path):
 
 REQUIRED = os.environ.get("DECATHLON_REQUIRE_PY313") == "1"
 PY313_BIN = portable_python.interpreter(portable_python.default_dir())
-HOW = (f"no portable Python 3.13 at {PY313_BIN}: build it with `python -m decathlon.portable_python` "
+HOW = (f"no portable Python 3.13 at {PY313_BIN}: build it with `python -m decathlon.checkout.portable_python` "
        "(mmdebstrap and patchelf from Debian; ci/test does it when run as root)")
 
 

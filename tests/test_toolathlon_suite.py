@@ -13,11 +13,11 @@ import pytest
 from recorded_runs import HOW, REQUIRED, TASKS
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
-from decathlon.cassettes import cassette_path, trajectory_path
+from decathlon.recordings.cassettes import cassette_path, trajectory_path
 from decathlon.errors import InfraError
-from decathlon.task_session import TaskSession
-from mocks.cassette.canonical import tokenize
-from task_api.routing import route
+from decathlon.core.task_session import TaskSession
+from decathlon.tape.canonical import tokenize
+from decathlon.sandbox.routing import route
 
 
 def test_trajectories_are_present():

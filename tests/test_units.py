@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from decathlon.agent_loop import apply_context
-from decathlon.oracles import Call, Oracle, assistant_message, variables
-from task_api import launch_time
-from task_api.errors import InfraError
-from task_api.routing import Route, route
-from task_api.toolfmt import render, shortuuid
+from decathlon.core.agent_loop import apply_context
+from decathlon.core.oracles import Call, Oracle, assistant_message, variables
+from decathlon.sandbox import launch_time
+from decathlon.sandbox.errors import InfraError
+from decathlon.sandbox.routing import Route, route
+from decathlon.sandbox.toolfmt import render, shortuuid
 
 
 def test_route_on_longest_server_name():

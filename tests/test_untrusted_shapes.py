@@ -1,6 +1,6 @@
 """Issue 21, findings M2, L2 and L3: what a sandbox or a recording gives the host is read within one bound
-on nesting (mocks/cassette/nesting.py), every field `decathlon report` reads from a run file is checked,
-and a task name taken from a file is one safe path component (decathlon.tasks.task_name_problem)."""
+on nesting (decathlon/tape/nesting.py), every field `decathlon report` reads from a run file is checked,
+and a task name taken from a file is one safe path component (decathlon.checkout.tasks.task_name_problem)."""
 from __future__ import annotations
 
 import json
@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, write_task
-from decathlon.cassettes import cassette_path
+from decathlon.recordings.cassettes import cassette_path
 from decathlon.errors import InfraError
-from decathlon.id_translation import IdTranslator, unwrap
-from decathlon.importer import import_dir
-from decathlon.report import build_report
-from decathlon.tasks import catalogue, select, task_name_problem
+from decathlon.recordings.id_translation import IdTranslator, unwrap
+from decathlon.recordings.importer import import_dir
+from decathlon.reports.report import build_report
+from decathlon.checkout.tasks import catalogue, select, task_name_problem
 from recorded_runs import TASKS
 
 DEEP = "[" * 30_000 + "]" * 30_000  # a valid JSON text far past any parser's recursion

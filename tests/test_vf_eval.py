@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PASSING_EVALUATOR
-from decathlon.tasks import MINI, catalogue
+from decathlon.checkout.tasks import MINI, catalogue
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -1,4 +1,4 @@
-"""Contract tests of the WordPress multisite + WooCommerce emulator (mocks/services/woocommerce) over HTTP.
+"""Contract tests of the WordPress multisite + WooCommerce emulator (decathlon/emulators/woocommerce) over HTTP.
 
 Each test starts its own emulator in-process (a background event loop, an ephemeral port, a pinned
 clock), seeded from a users_data.json of made-up people written to a temporary task root, and talks
@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 import pytest
 
-from mocks.services.directory import load_directory
-from mocks.services.woocommerce import RunningService, start
-from mocks.services.woocommerce.clock import ManualClock
+from decathlon.emulators.directory import load_directory
+from decathlon.emulators.woocommerce import RunningService, start
+from decathlon.emulators.woocommerce.clock import ManualClock
 
 REPO = Path(__file__).resolve().parents[1]
 PEOPLE = [  # id, first, last, key suffix
@@ -508,7 +508,7 @@ def test_json_is_written_like_php_and_odd_input_never_gives_a_traceback(emu):
 
 def test_main_prints_ready_and_stops_cleanly_on_sigterm(tmp_path):
     root = write_root(tmp_path / "task")
-    proc = subprocess.Popen([sys.executable, "-m", "mocks.services.woocommerce", "--root", str(root), "--port", "http=0"],
+    proc = subprocess.Popen([sys.executable, "-m", "decathlon.emulators.woocommerce", "--root", str(root), "--port", "http=0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
                             env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     try:
@@ -521,6 +521,6 @@ def test_main_prints_ready_and_stops_cleanly_on_sigterm(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
-    missing = subprocess.run([sys.executable, "-m", "mocks.services.woocommerce", "--root", str(tmp_path / "none")],
+    missing = subprocess.run([sys.executable, "-m", "decathlon.emulators.woocommerce", "--root", str(tmp_path / "none")],
                              capture_output=True, text=True, cwd=REPO, env={"PYTHONPATH": str(REPO)}, timeout=20)
     assert missing.returncode == 2 and "users_data.json is missing" in missing.stderr and missing.stdout == ""

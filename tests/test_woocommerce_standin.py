@@ -1,4 +1,4 @@
-"""End-to-end tests of the `@lockon0927/woocommerce-mcp` stand-in (mocks/servers/woocommerce) over MCP stdio.
+"""End-to-end tests of the `@lockon0927/woocommerce-mcp` stand-in (decathlon/standins/woocommerce) over MCP stdio.
 
 The stand-in runs as a subprocess, as an agent's MCP client starts it, against the WooCommerce
 emulator started in-process on an ephemeral port with a small made-up directory. The tests pin the
@@ -27,11 +27,11 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
-from mocks.servers.woocommerce.client import UNDEFINED, serialize_params
-from mocks.servers.woocommerce.tools import snake
-from mocks.services.directory import load_directory
-from mocks.services.woocommerce import start
-from mocks.services.woocommerce.clock import ManualClock
+from decathlon.standins.woocommerce.client import UNDEFINED, serialize_params
+from decathlon.standins.woocommerce.tools import snake
+from decathlon.emulators.directory import load_directory
+from decathlon.emulators.woocommerce import start
+from decathlon.emulators.woocommerce.clock import ManualClock
 
 REPO = Path(__file__).resolve().parents[1]
 KEY, SECRET = "ck_test_store85", "cs_test_store85"
@@ -103,7 +103,7 @@ class StandIn:
 
 @asynccontextmanager
 async def _connect(env: dict[str, str]) -> AsyncIterator[tuple[ClientSession, Any, list[Any]]]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mocks.servers.woocommerce"], cwd=str(REPO),
+    params = StdioServerParameters(command=sys.executable, args=["-m", "decathlon.standins.woocommerce"], cwd=str(REPO),
                                    env={**get_default_environment(), "PYTHONPATH": str(REPO), **env})
     with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
@@ -246,7 +246,7 @@ def test_auth_unreachable_and_hung_servers_read_as_upstream(emu):
 
 
 def test_missing_environment_stops_before_speaking_mcp():
-    proc = subprocess.run([sys.executable, "-m", "mocks.servers.woocommerce"], cwd=REPO, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "decathlon.standins.woocommerce"], cwd=REPO, capture_output=True, text=True,
                           env={"PYTHONPATH": str(REPO), "WORDPRESS_SITE_URL": "http://x"}, timeout=20)
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == ("Error: Missing required environment variables:\n  - WOOCOMMERCE_CONSUMER_KEY\n"

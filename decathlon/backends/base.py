@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from decathlon.leases import OWNER_LABEL, owner
+from decathlon.backends.leases import OWNER_LABEL, owner
 
 MANAGED_LABEL = "decathlon.managed"
 
@@ -36,7 +36,7 @@ class SandboxSpec:
     labels: dict[str, str] = field(default_factory=dict)
 
     def all_labels(self) -> dict[str, str]:
-        return {MANAGED_LABEL: "true", "decathlon.run": self.run_id, "decathlon.episode": self.episode_id,
+        return {MANAGED_LABEL: "true", "decathlon.run": self.run_id, "decathlon.core.episode": self.episode_id,
                 "decathlon.task": self.task, OWNER_LABEL: owner(), **self.labels}
 
 
@@ -76,4 +76,4 @@ class Backend(Protocol):
 
     async def collect(self, labels: dict[str, str], force: bool = False) -> GcResult:
         """Remove what a crashed run left behind, by label. Without `force`, only this user's sandboxes
-        whose run holds no lease (decathlon.leases): a run still in progress keeps its own."""
+        whose run holds no lease (decathlon.backends.leases): a run still in progress keeps its own."""

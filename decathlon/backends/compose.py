@@ -1,6 +1,6 @@
 """The compose backend: one fresh Docker container per episode, from the sandbox image (docker-py).
 
-Inside a container four users share the episode (docker/sandbox.Dockerfile, task_api/users.py):
+Inside a container four users share the episode (docker/sandbox.Dockerfile, decathlon/sandbox/users.py):
 - `agent` (uid 1500) is the container's own user: its main process is task-api's zygote, so every
   episode daemon it forks, with the MCP servers and the agent's python, runs unprivileged;
 - `service` (uid 1501) runs the episode's mail, Canvas and WooCommerce, which the agent talks to;
@@ -34,7 +34,7 @@ import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from decathlon import leases
+from decathlon.backends import leases
 from decathlon.backends import daemon_channel
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
 from decathlon.backends.compose_pool import POOLED_EPISODE, Warm, WarmPool
@@ -43,7 +43,7 @@ from decathlon.errors import InfraError
 AGENT_UID = 1500
 SERVICE_UID = 1501
 GRADER_UID = 1502
-USERS = f"agent={AGENT_UID},service={SERVICE_UID},grader={GRADER_UID}"  # TASK_API_USERS: who runs what (task_api/users.py)
+USERS = f"agent={AGENT_UID},service={SERVICE_UID},grader={GRADER_UID}"  # TASK_API_USERS: who runs what (decathlon/sandbox/users.py)
 HOME = "/episodes/home"
 SOURCE = "/episodes/source"
 ZYGOTE = "/run/decathlon/zygote.sock"
@@ -397,7 +397,7 @@ class ComposeBackend:
             raise _engine_error(exc) from None
         image = os.environ.get("DECATHLON_IMAGE")
         if not image:
-            from decathlon.image import default_tag
+            from decathlon.checkout.image import default_tag
             image = default_tag()
         return cls(client, image, network=os.environ.get("DECATHLON_COMPOSE_NETWORK", "none"),
                    cpus=float(os.environ.get("DECATHLON_COMPOSE_CPUS", "1")),
@@ -437,7 +437,7 @@ class ComposeBackend:
         # The container's own user is root (an exec as root only has capabilities then). Its main process
         # is root's `sleep`, not the agent's: evaluate stops every process of the agent, and the container
         # must outlive that. The zygote runs beside it as the agent, with an empty bounding set.
-        zygote = ["sh", "-c", f"{' '.join(AS_AGENT)} python -m task_api.zygote --socket {ZYGOTE} "
+        zygote = ["sh", "-c", f"{' '.join(AS_AGENT)} python -m decathlon.sandbox.zygote --socket {ZYGOTE} "
                   ">/run/decathlon/zygote.log 2>&1 & exec sleep infinity"]
         try:
             return self.client.containers.run(
@@ -510,8 +510,8 @@ class ComposeBackend:
         episode: its containers carry the run's labels, all but the episode's own)."""
         if self.pool_size <= 0:
             return None
-        labels = {k: v for k, v in spec.all_labels().items() if k not in ("decathlon.episode", "decathlon.task")}
-        labels["decathlon.episode"] = POOLED_EPISODE
+        labels = {k: v for k, v in spec.all_labels().items() if k not in ("decathlon.core.episode", "decathlon.task")}
+        labels["decathlon.core.episode"] = POOLED_EPISODE
         key = json.dumps(labels, sort_keys=True)
         with self._pool_lock:
             if self._pool is None or self._pool_run != key:

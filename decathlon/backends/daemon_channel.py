@@ -13,7 +13,7 @@ import socket
 import struct
 
 from decathlon.errors import InfraError
-from decathlon.replies import EXECUTE_REPLY_MAX, decode, read_capped
+from decathlon.contract.replies import EXECUTE_REPLY_MAX, decode, read_capped
 
 
 MAX_SUN_PATH = 107  # a Unix socket address's bytes on Linux, less the terminating NUL

@@ -23,14 +23,14 @@ import uuid
 from pathlib import Path
 
 from decathlon.backends import daemon_channel, local_users
-from decathlon import leases
+from decathlon.backends import leases
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
 from decathlon.errors import InfraError
-from decathlon.replies import EXEC_OUTPUT_MAX, STDERR_KEPT, read_capped, read_tail
-from task_api.home import Home
-from mocks.cassette.redact import secret_names
-from task_api import services
-from task_api.lifecycle import alive, stop_leftovers
+from decathlon.contract.replies import EXEC_OUTPUT_MAX, STDERR_KEPT, read_capped, read_tail
+from decathlon.sandbox.home import Home
+from decathlon.tape.redact import secret_names
+from decathlon.sandbox import services
+from decathlon.sandbox.lifecycle import alive, stop_leftovers
 
 PREFIX = "decathlon-ep-"
 LABELS_FILE = "labels.json"
@@ -54,14 +54,14 @@ _zygote: tuple[subprocess.Popen, str] | None = None
 
 
 def zygote_socket() -> str | None:
-    """This process's zygote (task_api.zygote), started on first use: it forks episode daemons with the
+    """This process's zygote (decathlon.sandbox.zygote), started on first use: it forks episode daemons with the
     MCP SDK already loaded. Until it is ready, setup starts daemons the ordinary way."""
     global _zygote
     if os.environ.get("DECATHLON_LOCAL_ZYGOTE", "1") == "0":
         return None
     if _zygote is None or _zygote[0].poll() is not None:
         path = f"/tmp/decathlon-zygote-{os.getpid()}-{uuid.uuid4().hex[:8]}.sock"
-        proc = subprocess.Popen([sys.executable, "-m", "task_api.zygote", "--socket", path, "--parent", str(os.getpid())],
+        proc = subprocess.Popen([sys.executable, "-m", "decathlon.sandbox.zygote", "--socket", path, "--parent", str(os.getpid())],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
                                 env=sandbox_env())
         _zygote = (proc, path)
@@ -80,7 +80,7 @@ def _stop_zygote(proc: subprocess.Popen, path: str) -> None:
 
 def _task_api_argv() -> list[str]:
     # The task-api of this very environment, not whatever PATH finds first.
-    return [sys.executable, "-m", "task_api"]
+    return [sys.executable, "-m", "decathlon.sandbox"]
 
 
 REPO = Path(__file__).resolve().parents[2]
@@ -101,7 +101,7 @@ def isolation_note() -> str:
 
 
 def hidden_from_agent(source: Path) -> list[str]:
-    """Folders of the host the agent must not see (task_api.jail): the task source, our fixtures (their
+    """Folders of the host the agent must not see (decathlon.sandbox.jail): the task source, our fixtures (their
     oracles and recordings), the recorded Toolathlon runs."""
     named = [str(source), str(REPO / "fixtures"), os.environ.get("DECATHLON_TRAJECTORIES", ""),
              os.environ.get("DECATHLON_TOOLATHLON_DATA", ""), str(REPO.parent / "shared" / "data")]
@@ -257,8 +257,8 @@ def _destroy(root: Path) -> None:
 def _check_readable(source: Path, identity: local_users.Identity) -> None:
     """What the episode's own users must read (the source, this interpreter and project, the servers,
     the task's interpreters) they can, or the run stops here, naming it (each path probed once)."""
-    from task_api.servers_config import default_servers_dir
-    wanted = [str(source), sys.executable, str(REPO / "task_api"), str(default_servers_dir()),
+    from decathlon.sandbox.servers_config import default_servers_dir
+    wanted = [str(source), sys.executable, str(REPO / "decathlon" / "sandbox"), str(default_servers_dir()),
               os.environ.get("DECATHLON_TASK_PYTHON", ""), os.environ.get("DECATHLON_AGENT_PYTHON", "")]
     missing = local_users.unreadable([p for p in wanted if p and os.path.exists(p)], identity.users)
     if missing:

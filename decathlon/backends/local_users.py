@@ -3,7 +3,7 @@
 Service tasks need root on the local backend (a network namespace per episode), and an agent running
 as root could write into the user's checkout, enter another episode's namespaces, or signal anything.
 So as root each episode gets a slot of three uids no account uses: its agent, its services and its
-grader (task_api.users), as a compose sandbox has in its container. Two episodes never share a uid:
+grader (decathlon.sandbox.users), as a compose sandbox has in its container. Two episodes never share a uid:
 they cannot signal, trace or write each other, and a release kills every process of the slot's uids,
 wherever the agent put them.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from decathlon.errors import InfraError
-from task_api.users import Users, any_process_of
+from decathlon.sandbox.users import Users, any_process_of
 
 UID_BASE = int(os.environ.get("DECATHLON_LOCAL_UID_BASE", "1600000"))
 SLOTS = int(os.environ.get("DECATHLON_LOCAL_UID_SLOTS", "4096"))

@@ -23,7 +23,7 @@ import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from decathlon import leases
+from decathlon.backends import leases
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
 from decathlon.errors import InfraError
 
@@ -45,7 +45,7 @@ class PrimeConfig:
     source_path: str = "/opt/decathlon/src/fixtures/toolathlon-mini"  # where the image keeps the task source
     home: str = "/episodes/home"  # the episode's TASK_API_HOME inside the sandbox (not under root's 0700 /root)
     # TASK_API_USERS in the sandbox: the agent, the services and the grader each as the image's own user,
-    # as in a compose container (task_api/users.py), so the agent never runs as root; "none": all as root.
+    # as in a compose container (decathlon/sandbox/users.py), so the agent never runs as root; "none": all as root.
     users: str = "agent=1500,service=1501,grader=1502"
     lifetime_minutes: int = 180  # the platform kills a sandbox the host forgot, even if gc never runs
     start_timeout: float = 360.0  # PENDING → RUNNING; field reports show >115 s under load
@@ -375,7 +375,7 @@ class PrimeBackend:
 
     async def _sweep_episode(self, state: _LoopState, spec: SandboxSpec) -> None:
         try:
-            await state.client.bulk_delete(labels=[f"decathlon.episode={spec.episode_id}"])
+            await state.client.bulk_delete(labels=[f"decathlon.core.episode={spec.episode_id}"])
         except Exception as exc:  # noqa: BLE001 - gc is the backstop
             log.warning("sweep of episode %s failed: %s", spec.episode_id, exc)
 

@@ -26,7 +26,7 @@ def unavailable() -> str | None:
         client.ping()
     except Exception as exc:  # noqa: BLE001 - any failure means "no engine" to a test
         return f"no Docker engine reachable ({type(exc).__name__}: {exc})"
-    from decathlon.image import default_tag
+    from decathlon.checkout.image import default_tag
     import os
     image = os.environ.get("DECATHLON_IMAGE") or default_tag()
     try:

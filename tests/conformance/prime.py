@@ -1,4 +1,4 @@
-"""The prime backend under the conformance suite, against the fake control plane (mocks/prime_fake) on
+"""The prime backend under the conformance suite, against the fake control plane (fakes/prime) on
 loopback: the real prime-sandboxes SDK, pointed at it through PRIME_API_BASE_URL."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from decathlon.backends.prime import PrimeBackend, PrimeConfig
-from mocks.prime_fake.control import running
+from fakes.prime.control import running
 
 NAME = "prime"
 MARKS: list = []

@@ -1,0 +1,195 @@
+"""`decathlon run`: episodes with a progress display and a result table (or JSON lines)."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from decathlon.cli.console import console as make_console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from decathlon.training import conflicts
+from decathlon.backends import make_backend
+from decathlon.recordings.cassettes import FROM_CASSETTE, cassette_path, cassettes_dir
+from decathlon.core.episode import EpisodeConfig, EpisodeResult, run_episode
+from decathlon.errors import InfraError
+from decathlon.core.policies import make_policy
+from decathlon.training.splits import apply_split_and_curriculum
+from decathlon.checkout.tasks import resolve_source, select
+from decathlon.tape.store import write_atomic
+
+PHASES = ("acquire", "setup", "agent", "evaluate", "release")
+
+
+def _table(results: list[EpisodeResult], repeats: int) -> Table:
+    table = Table(title="decathlon run")
+    for col in ("task", *(("repeat",) if repeats > 1 else ()), "reward", "pass", "metrics", "turns", *PHASES, "infra error", "failure"):
+        table.add_column(col, justify="right" if col in ("reward", "turns", *PHASES) else "left")
+    for r in results:
+        metrics = ", ".join(f"{k}={v:g}" for k, v in sorted(r.metrics.items()))
+        table.add_row(r.task, *((str(r.repeat),) if repeats > 1 else ()), f"{r.reward:.2f}", str(r.passed), metrics, str(r.turns),
+                      *(f"{r.timings[p]:.2f}s" if p in r.timings else "-" for p in PHASES),
+                      _brief(r.infra_error), _brief(r.failure))
+    return table
+
+
+def _brief(err: dict | None) -> str:
+    return f"{err['kind']}: {err['message'][:80]}" if err else ""
+
+
+def _check_out(out: Path | None) -> None:
+    """--out must be a folder this process can write, checked before any sandbox exists: found out at
+    the first episode's end, it would cost the run and leave nothing behind."""
+    if out is None:
+        return
+    if out.exists() and not out.is_dir():
+        raise InfraError("usage", f"--out {out} is a file, not a folder; name a folder (it is created if missing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise InfraError("usage", f"--out {out} is not a folder this user can write ({exc.strerror or exc}); "
+                         "name another one") from None
+
+
+async def _cancel_episodes(jobs: list[asyncio.Task]) -> None:
+    """Cancel the episodes and wait for each to release its sandbox, here, while the loop is whole. Left
+    to asyncio.run's final sweep, which cancels every task at once, asyncio's own helper tasks go too: a
+    subprocess being started then never finishes (CPython 3.11), and the run hangs."""
+    for job in jobs:
+        job.cancel()
+    await asyncio.gather(*jobs, return_exceptions=True)
+
+
+def _internal_error(task: str, exc: BaseException) -> EpisodeResult:
+    """An episode that raised past run_episode: a bug of ours, named, and the other episodes go on."""
+    return EpisodeResult(task, infra_error={"kind": "internal_error",
+                                            "message": f"{type(exc).__name__}: {exc} (a bug in decathlon; please report it)"})
+
+
+def _summary_line(results: list[EpisodeResult]) -> str:
+    from decathlon.cli.report import overall_line
+    from decathlon.reports.report import summarise_results
+    return overall_line(summarise_results([r.to_json() for r in results]))
+
+
+def _backend_for(ns: argparse.Namespace) -> str:
+    """The backend, said at the start where it isolates less than a container. A rerun re-executes a
+    recorded (third-party) run's python and terminal calls for real: it never runs them unisolated on this
+    host unless asked to."""
+    from decathlon.backends import local_users
+    from decathlon.backends.local import isolation_note
+    backend = ns.backend or ("compose" if ns.mode == "rerun" else "local")
+    if backend == "local":
+        if ns.mode == "rerun" and not local_users.isolating() and not ns.trust_recorded_code:
+            raise InfraError("usage", "--mode rerun re-executes the recorded run's python and terminal calls for real, "
+                             "and the local backend, not run as root, would run them as you on this host. Use "
+                             "--backend compose (the default for reruns), run decathlon as root (each episode then runs "
+                             "as an unprivileged user of its own), or pass --trust-recorded-code if you trust the recording")
+        print(f"decathlon: {isolation_note()}", file=sys.stderr)
+    return backend
+
+
+async def run_command(ns: argparse.Namespace) -> int:
+    if not ns.tasks and not ns.all:
+        raise InfraError("usage", "name at least one TASK, or pass --all")
+    if ns.repeats < 1 or ns.concurrency < 1:
+        raise InfraError("usage", f"--repeats and --concurrency take a whole number ≥ 1 "
+                         f"(got --repeats {ns.repeats}, --concurrency {ns.concurrency})")
+    _check_out(ns.out)
+    source = resolve_source(ns.source)
+    ns.mode = ns.mode or ("replay" if ns.policy == "replay" else "live")
+    names = select(source, ns.tasks, ns.all)
+    if ns.split != "all" or ns.curriculum is not None:
+        named = None if ns.all else names
+        names = apply_split_and_curriculum(select(source, [], True), ns, named)
+        if named is not None and len(names) < len(named):
+            left = sorted(set(named) - set(names))
+            if not names:
+                raise InfraError("usage", f"none of the named tasks is in the {ns.split} split ({', '.join(left)}); "
+                                 "name tasks of that split, or drop --split")
+            print(f"decathlon: not in the {ns.split} split, left out: {', '.join(left)}", file=sys.stderr)
+    groups = conflicts.load_groups(source)
+    try:
+        policy = make_policy(ns.policy, source, ns.oracles, ns.cassettes, ns.trajectory)
+    except ValueError as exc:
+        raise InfraError("usage", str(exc)) from exc
+    tapes = cassettes_dir(source, ns.cassettes)
+    ns.backend = _backend_for(ns)
+    backend = make_backend(ns.backend)
+    run_id = uuid.uuid4().hex[:12]
+    gate = asyncio.Semaphore(max(1, ns.concurrency))
+    console = make_console(stderr=True)
+    # A policy that calls no tool needs no server: what cannot run here is left out (and listed per
+    # episode), so the task's preprocess and evaluator can still be checked.
+    omit = ns.omit_unavailable_servers or ns.policy == "null"
+    frozen = ns.frozen_clock if ns.frozen_clock is not None else ns.mode == "rerun"
+    # live servers may share outside state across tasks of a conflict group; cassettes do not
+    live = ns.mode not in FROM_CASSETTE
+    info = {"run_id": run_id, "source": str(source), "source_name": source.name, "policy": ns.policy,
+            "backend": ns.backend, "mode": ns.mode}
+    if ns.out is not None:
+        write_atomic(ns.out / "run.json", json.dumps({**info, "repeats": ns.repeats, "launch_time": ns.launch_time,
+                                                      "tasks": names}, indent=2) + "\n")
+
+    async def one(task: str, repeat: int) -> EpisodeResult:
+        # the group's lock before a concurrency slot: a task waiting for its group holds no slot idle
+        async with conflicts.hold(groups, task, live) as held, gate:
+            cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
+                                launch_time=ns.launch_time, max_turns=ns.max_turns, mode=ns.mode, out_dir=ns.out,
+                                cassette=cassette_path(tapes, task) if ns.mode in FROM_CASSETTE else None,
+                                omit_unavailable_servers=omit, frozen_clock=frozen, repeat=repeat,
+                                repeat_folder=ns.repeats > 1, run_info=info, conflict_group=held.group,
+                                conflict_wait=held.waited)
+            try:
+                result = await run_episode(cfg, backend, policy)
+            except Exception as exc:  # noqa: BLE001 - one episode's bug must not cancel the others
+                result = _internal_error(task, exc)
+                result.repeat = repeat
+            return result
+
+    jobs: list[asyncio.Task[EpisodeResult]] = []
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=ns.json) as progress:
+            episodes = [(n, i) for i in range(1, ns.repeats + 1) for n in names]
+            bar = progress.add_task(f"{len(episodes)} episodes ({ns.policy}, {ns.backend})", total=len(episodes))
+            jobs += [asyncio.create_task(one(n, i)) for n, i in episodes]
+            for job in asyncio.as_completed(jobs):
+                r = await job
+                progress.advance(bar)
+                progress.console.print(f"{r.task}{f' #{r.repeat}' if ns.repeats > 1 else ''}: reward {r.reward:.2f}"
+                                       + (f" [red]{r.infra_error['kind']}[/]" if r.infra_error else "")
+                                       + (f" [yellow]failure: {r.failure['kind']}[/]" if r.failure else ""))
+            results = [j.result() for j in jobs]
+    except asyncio.CancelledError:  # Ctrl-C or SIGTERM
+        await _cancel_episodes(jobs)
+        raise
+    finally:
+        close = getattr(backend, "close", None)  # a warm pool's unused containers go with the run
+        if close is not None:
+            await asyncio.to_thread(close)
+    if ns.json:
+        for r in results:
+            row = {"task": r.task, "repeat": r.repeat, "reward": r.reward, "pass": r.passed, "metrics": r.metrics,
+                   "infra_error": r.infra_error, "failure": r.failure, "timings": r.timings,
+                   "turns": r.turns, "tool_calls": r.tool_calls, "status": r.status}
+            if r.conflict_group is not None:
+                row["conflict_group"], row["conflict_wait"] = r.conflict_group, r.conflict_wait
+            if r.omitted_servers:
+                row["omitted_servers"] = r.omitted_servers
+            if r.replayed_servers is not None:  # a rerun: the real verdict beside the recorded one
+                row["recorded_pass"] = r.recorded_pass
+                row["replayed_servers"] = r.replayed_servers
+            sys.stdout.write(json.dumps(row) + "\n")
+    else:
+        out = make_console()
+        out.print(_table(results, ns.repeats))
+        out.print(_summary_line(results))
+    return 1 if any(r.infra_error for r in results) else 0

@@ -1,0 +1,1 @@
+"""The wire between host and sandbox, typed once: the models each side writes and the other reads."""

@@ -1,0 +1,262 @@
+"""One episode: acquire → setup → (policy → execute)* → evaluate → release, each phase timed and bounded."""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from decathlon.backends import leases
+from decathlon.core.agent_loop import Loop, run_loop
+from decathlon.backends.base import Backend, Sandbox, SandboxSpec
+from decathlon.errors import InfraError, environment_owned
+from decathlon.core.policies import Policy
+from decathlon.recordings.cassettes import FROM_CASSETTE, cassette_path, read_cassette_bytes, recorded_verdict, trajectory_path
+from decathlon.core.task_session import RECORDED_PATH, RECORDED_TRAJECTORY, EvalResult, TaskSession, Timeouts
+from decathlon.tape.store import write_atomic
+
+ACQUIRE_TIMEOUT = 600.0
+RELEASE_TIMEOUT = 120.0
+ARTIFACTS = ("traj_log.json", "eval_res.json", "eval_output.txt")
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    task: str
+    source: Path
+    run_id: str
+    episode_id: str
+    launch_time: str | None = None
+    max_turns: int = 100
+    mode: str = "live"
+    out_dir: Path | None = None
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    cassette: Path | None = None  # replay: the cassette to serve from
+    record_to: Path | None = None  # record: the folder that receives <task>.cassette.json and its trajectory
+    omit_unavailable_servers: bool = False  # start without servers that cannot run here (a policy calling no tool)
+    frozen_clock: bool = False  # the task's own processes start at launch_time as "now" (decathlon/sandbox/clock.py)
+    repeat: int = 1  # which of the task's --repeats this episode is (1-based)
+    repeat_folder: bool = False  # artifacts under <out>/<task>/repeat-<i>/ (more than one repeat) or <out>/<task>/
+    run_info: dict = field(default_factory=dict)  # what ran (source, policy, backend, mode): `report` groups by it
+    conflict_group: str | None = None  # live mode: the task's conflict group held for this episode
+    conflict_wait: float = 0.0  # seconds waited for another task of that group
+
+    @property
+    def folder(self) -> Path | None:
+        """This episode's artifacts folder under --out."""
+        if self.out_dir is None:
+            return None
+        return self.out_dir / self.task / f"repeat-{self.repeat}" if self.repeat_folder else self.out_dir / self.task
+
+
+@dataclass
+class EpisodeResult:
+    task: str
+    reward: float = 0.0
+    passed: bool | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    infra_error: dict | None = None
+    # The episode's own fault after the agent acted (its sandbox broke, lied or died): scored 0, unlike
+    # an infra error; {kind, message, phase}. See decathlon.errors.environment_owned.
+    failure: dict | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    turns: int = 0
+    tool_calls: int = 0
+    status: str | None = None
+    omitted_servers: list[dict] = field(default_factory=list)  # left out: they cannot run here (see setup)
+    # rerun only: the recorded verdict, and the servers answered from the recording (and why)
+    recorded_pass: bool | None = None
+    replayed_servers: list[dict] | None = None
+    repeat: int = 1
+    run: dict = field(default_factory=dict)
+    started: float | None = None  # wall clock (epoch seconds) at acquire and after release
+    finished: float | None = None
+    conflict_group: str | None = None  # live mode: the task's conflict group, and how long it waited for it
+    conflict_wait: float = 0.0
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["pass"] = d.pop("passed")
+        if not d["omitted_servers"]:
+            d.pop("omitted_servers")
+        if d["replayed_servers"] is None:  # not a rerun
+            d.pop("replayed_servers")
+            d.pop("recorded_pass")
+        if d["conflict_group"] is None:
+            d.pop("conflict_group")
+            d.pop("conflict_wait")
+        return d
+
+
+class _Timer:
+    def __init__(self, timings: dict[str, float], phase: str) -> None:
+        self.timings, self.phase = timings, phase
+
+    def __enter__(self) -> None:
+        self.start = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        self.timings[self.phase] = round(self.timings.get(self.phase, 0.0) + time.monotonic() - self.start, 4)
+
+
+async def acquire(backend: Backend, spec: SandboxSpec, timeout: float = ACQUIRE_TIMEOUT) -> Sandbox:
+    """A sandbox, bounded in time; shielded, so a cancellation cannot lose one being created (it is
+    released as soon as it exists)."""
+    leases.hold(spec.run_id)  # `decathlon gc` leaves this run's sandboxes alone while we live
+    pending = asyncio.ensure_future(asyncio.wait_for(backend.acquire(spec), timeout))
+    try:
+        return await asyncio.shield(pending)
+    except asyncio.CancelledError:
+        pending.add_done_callback(_release_orphan)
+        raise
+    except asyncio.TimeoutError:
+        raise InfraError("acquire_timeout", f"no sandbox within {timeout:.0f} s", "acquire") from None
+
+
+def _release_orphan(fut: asyncio.Future) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        asyncio.ensure_future(fut.result().release())
+
+
+async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> EpisodeResult:
+    result = EpisodeResult(cfg.task, repeat=cfg.repeat, run=dict(cfg.run_info), started=time.time(),
+                           conflict_group=cfg.conflict_group, conflict_wait=cfg.conflict_wait)
+    sandbox: Sandbox | None = None
+    messages: list[dict] = []
+    loop: Loop | None = None
+    phase = "acquire"
+    try:
+        with _Timer(result.timings, "acquire"):
+            spec = SandboxSpec(cfg.run_id, cfg.episode_id, cfg.task, cfg.source)
+            sandbox = await acquire(backend, spec)
+        session = TaskSession(sandbox, cfg.timeouts)
+        phase = "setup"
+        with _Timer(result.timings, "setup"):
+            from_tape = cfg.mode in FROM_CASSETTE
+            tape = read_cassette_bytes(cfg.cassette) if from_tape and cfg.cassette else None
+            if from_tape and tape is None:
+                raise InfraError("usage", f"a {cfg.mode} needs a cassette", "setup")
+            if cfg.mode == "rerun":
+                result.replayed_servers = []
+                result.recorded_pass = recorded_verdict(tape)
+            setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode, tape, cfg.omit_unavailable_servers,
+                                        cfg.frozen_clock)
+        result.omitted_servers = setup.omitted_servers
+        if cfg.mode == "rerun":
+            result.replayed_servers = setup.replayed_servers
+        messages = [{"role": "system", "content": setup.system_prompt}, {"role": "user", "content": setup.prompt}]
+        actor = policy.start(cfg.task, setup)
+        loop = Loop(messages)
+        phase = "agent"
+        with _Timer(result.timings, "agent"):
+            await run_loop(loop, lambda sent: actor.act(sent, setup.tools), session.execute, cfg.max_turns)
+        result.status = loop.status or "max_turns_reached"
+        phase = "evaluate"
+        with _Timer(result.timings, "evaluate"):
+            ev: EvalResult = await session.evaluate(messages, result.status)
+        result.passed = ev.passed
+        result.metrics = ev.metrics
+        result.reward = 1.0 if ev.passed else 0.0
+        if loop.failure is not None:
+            # The agent ended its own run (it overflowed the model's context): status "failed", so no
+            # evaluator ran (task-api grades a "success" alone). It scores as every failure does, 0 with
+            # pass false; null is the turn cap's, a limit of ours cutting a run short of any verdict, and
+            # verifiers scores this run by the same FAILED verdict (passed=False).
+            _blame(result, loop.failure, "agent", acted=True, replaying=cfg.mode in FROM_CASSETTE)
+        if cfg.mode == "record" and cfg.record_to is not None:
+            phase = "record"
+            await _keep_recording(cfg, sandbox)
+    except InfraError as exc:
+        _blame(result, exc, phase, acted=loop is not None and loop.acted, replaying=cfg.mode in FROM_CASSETTE)
+    except asyncio.CancelledError:
+        result.infra_error = {"kind": "cancelled", "message": "the episode was cancelled", "phase": phase}
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug of ours fails this episode alone, named
+        result.infra_error = {"kind": "internal_error", "phase": phase,
+                              "message": f"{type(exc).__name__}: {exc} (a bug in decathlon; please report it)"}
+    finally:
+        if loop is not None:
+            result.turns, result.tool_calls = loop.turns, loop.tool_calls
+        if sandbox is not None:
+            try:
+                await _save_artifacts(cfg, sandbox, messages)
+            finally:  # whatever saving did, the sandbox goes
+                await _release(sandbox, result)
+        result.finished = time.time()
+        _write_result(cfg, result)
+    return result
+
+
+def _blame(result: EpisodeResult, exc: InfraError, phase: str, acted: bool, replaying: bool) -> None:
+    """Once the agent has acted, a fault of its sandbox may be its own doing: the episode's failure
+    (reward 0), not an infra error that would mask the run. Before, or for faults the environment owns
+    (the model endpoint, the replay layer, ...), an infra error."""
+    err = {**exc.to_json(), "phase": exc.phase or phase}
+    result.reward = 0.0
+    if acted and not environment_owned(exc, replaying):
+        result.failure = err
+        result.passed = False
+    else:
+        result.infra_error = err
+
+
+async def _release(sandbox: Sandbox, result: EpisodeResult) -> None:
+    with _Timer(result.timings, "release"):
+        try:
+            await asyncio.wait_for(asyncio.shield(sandbox.release()), RELEASE_TIMEOUT)
+        except (asyncio.TimeoutError, Exception) as exc:  # noqa: BLE001 - never mask the episode's outcome
+            if result.infra_error is None and result.failure is None:
+                result.infra_error = {"kind": "release_failed", "message": repr(exc), "phase": "release"}
+
+
+def _write_result(cfg: EpisodeConfig, result: EpisodeResult) -> None:
+    if cfg.folder is None:
+        return
+    try:
+        # whole or absent: a run killed here must not leave a truncated result for `report` to trip on
+        write_atomic(cfg.folder / "result.json", json.dumps(result.to_json(), indent=2))
+    except OSError as exc:
+        _warn(f"could not write the result of {cfg.task} under {cfg.out_dir}: {exc}")
+
+
+def _warn(text: str) -> None:
+    print(f"decathlon: warning: {text}", file=sys.stderr)
+
+
+async def _keep_recording(cfg: EpisodeConfig, sandbox: Sandbox) -> None:
+    """The sandbox wrote its cassette (and the redacted trajectory that drove it) only because the
+    episode ended cleanly; keep both, whole, side by side."""
+    assert cfg.record_to is not None
+    tape = (await sandbox.get_file(RECORDED_PATH)).decode("utf-8")
+    trajectory = (await sandbox.get_file(RECORDED_TRAJECTORY)).decode("utf-8")
+    write_atomic(trajectory_path(cfg.record_to, cfg.task), trajectory)
+    write_atomic(cassette_path(cfg.record_to, cfg.task), tape)
+
+
+async def _save_artifacts(cfg: EpisodeConfig, sandbox: Sandbox, messages: list[dict]) -> None:
+    """The sandbox's files and the conversation, under --out. Never raises: a failure to save is
+    reported, and the sandbox is released all the same."""
+    folder = cfg.folder
+    if folder is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ARTIFACTS:
+            try:
+                data = await sandbox.get_file(name)
+            except InfraError:
+                continue  # not every episode gets far enough to write every file
+            (folder / name).write_bytes(data)
+        (folder / "messages.json").write_bytes(_json_bytes(messages))
+    except Exception as exc:  # noqa: BLE001 - a disk full or a broken reply: reported, never in release's way
+        _warn(f"could not save the artifacts of {cfg.task} to {folder}: {exc}")
+
+
+def _json_bytes(obj: object) -> bytes:
+    """Indented UTF-8 JSON; escaped instead where a string holds a lone surrogate (not UTF-8)."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, indent=2).encode()
+    except UnicodeEncodeError:
+        return json.dumps(obj, indent=2).encode()

@@ -1,0 +1,5 @@
+import sys
+
+from decathlon.emulators.supervisor import main
+
+sys.exit(main())

@@ -1,0 +1,155 @@
+"""One episode's services: each in its own process, started together, watched until the episode ends.
+
+`python -m decathlon.emulators --root ROOT --logs DIR --services mail,canvas [--home HOME]` starts
+`python -m decathlon.emulators.<name> --root ROOT` for each, waits for every `ready <name> <ports>` line,
+then prints one line to stdout: `ready {"services": {name: {"pid": .., "ports": {..}}}}` or
+`failed {"service": name, "reason": ..}` (and exits 1, having stopped the others).
+
+It then stays, so that the episode's checks have one process to ask: a service that exits is
+recorded in `DIR/died.json` (which service, how, its log's tail). It stops every service on
+SIGTERM/SIGINT, and on its own when HOME (the episode's folder) disappears, so a host that vanished
+without a teardown leaves nothing running.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from decathlon.tape.store import write_atomic
+
+KNOWN = ("mail", "canvas", "woocommerce")
+START_TIMEOUT = float(os.environ.get("DECATHLON_SERVICE_START_TIMEOUT", "20"))
+LOG_TAIL = 2000
+
+
+@dataclass
+class Child:
+    name: str
+    proc: subprocess.Popen
+    log: Path
+    ports: dict[str, int] = field(default_factory=dict)
+    ready: bool = False
+    buffer: bytes = b""
+
+
+def log_tail(path: Path, limit: int = LOG_TAIL) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-limit:].decode("utf-8", "replace").strip()
+
+
+def _spawn(name: str, root: Path, logs: Path, host: str) -> Child:
+    log = logs / f"{name}.log"
+    with open(log, "ab") as err:
+        proc = subprocess.Popen([sys.executable, "-m", f"decathlon.emulators.{name}", "--root", str(root), "--host", host],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
+    return Child(name, proc, log)
+
+
+def _how(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _stop(children: list[Child], grace: float = 2.0) -> None:
+    for c in children:
+        if c.proc.poll() is None:
+            c.proc.terminate()
+    deadline = time.monotonic() + grace
+    for c in children:
+        try:
+            c.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            c.proc.kill()
+            c.proc.wait()
+
+
+def _await_ready(children: list[Child]) -> str | None:
+    """None when every child said ready; else why not, naming the service."""
+    deadline = time.monotonic() + START_TIMEOUT
+    pending = {c.proc.stdout.fileno(): c for c in children}
+    while pending:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            names = ", ".join(sorted(c.name for c in pending.values()))
+            return json.dumps({"service": names, "reason": f"not ready within {START_TIMEOUT:.0f} s"})
+        readable, _, _ = select.select(list(pending), [], [], min(left, 0.5))
+        for fd in readable:
+            c = pending[fd]
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                c.proc.wait()
+                return json.dumps({"service": c.name, "reason": f"{_how(c.proc.returncode)} before it was ready",
+                                   "log_tail": log_tail(c.log)})
+            c.buffer += chunk
+            if b"\n" in c.buffer:
+                line = c.buffer.split(b"\n", 1)[0].decode("utf-8", "replace")
+                parts = line.split(" ", 2)
+                if len(parts) != 3 or parts[0] != "ready" or parts[1] != c.name:
+                    return json.dumps({"service": c.name, "reason": f"said {line[:200]!r} instead of `ready {c.name} …`"})
+                c.ports = {str(k): int(v) for k, v in json.loads(parts[2]).items()}
+                c.ready = True
+                del pending[fd]
+    return None
+
+
+def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host: str) -> int:
+    logs.mkdir(parents=True, exist_ok=True)
+    stopping = False
+
+    def on_signal(signum, frame):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    children = [_spawn(n, root, logs, host) for n in names]
+    failure = _await_ready(children)
+    if failure is not None or stopping:
+        _stop(children)
+        print("failed " + (failure or json.dumps({"service": ",".join(names), "reason": "stopped while starting"})),
+              flush=True)
+        return 1
+    print("ready " + json.dumps({"services": {c.name: {"pid": c.proc.pid, "ports": c.ports} for c in children}},
+                                sort_keys=True), flush=True)
+    died: dict[str, dict] = {}
+    while not stopping:
+        time.sleep(0.05)
+        for c in children:
+            code = c.proc.poll()
+            if code is not None and c.name not in died:
+                died[c.name] = {"how": _how(code), "log_tail": log_tail(c.log)}
+                write_atomic(logs / "died.json", json.dumps(died, sort_keys=True))
+        if home is not None and not home.exists():
+            break
+    _stop(children)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m decathlon.emulators", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", required=True, type=Path, help="the task root whose configs/users_data.json seeds the accounts")
+    ap.add_argument("--logs", required=True, type=Path, help="where each service's log (and died.json) go")
+    ap.add_argument("--services", required=True, help=f"comma-separated, of: {', '.join(KNOWN)}")
+    ap.add_argument("--home", type=Path, help="stop when this folder disappears (the episode's)")
+    ap.add_argument("--host", default="127.0.0.1")
+    args = ap.parse_args(argv)
+    names = sorted({n.strip() for n in args.services.split(",") if n.strip()})
+    unknown = [n for n in names if n not in KNOWN]
+    if unknown or not names:
+        ap.error(f"unknown service(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(KNOWN)}")
+    return supervise(names, args.root, args.logs, args.home, args.host)

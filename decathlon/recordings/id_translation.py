@@ -1,0 +1,276 @@
+"""Recorded ids → live ids, for re-executing a recorded run against live services.
+
+A recorded run talked to upstream's shared Canvas, WooCommerce and mail servers, whose ids come from
+their whole history (course 70, product 341, email 12). Re-executed against an episode's own services,
+the same preprocess creates the same objects under other ids (course 1, product 17…), and the recorded
+calls (`canvas_list_quizzes {"course_id": 70}`) would name objects that do not exist here.
+
+The agent only knows an id from a tool's answer. So each recorded answer is aligned with the live
+answer to the same call, and where they differ only in an id, the pair is learnt; later recorded
+calls have their id arguments rewritten through what was learnt. Alignment is structural on JSON
+answers (dict keys; list items matched by a natural key such as name, title or email, else by
+position) and by order of appearance on text answers (`ID: 12`). The name under which an overlong
+answer was saved is replaced wherever a later call mentions it (the code that reads that file), and
+an opaque token an answer hands out for a later call to echo (`validation_token`) is translated like an
+id.
+Nothing else in an argument is touched, and an id never seen in a recorded answer is left as it is.
+An answer or argument nested past nesting.MAX_DEPTH is opaque text: nothing in it is learnt or translated,
+so a replay still returns what was recorded.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from decathlon.tape import nesting
+
+_ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uid)$|Id$|Ids$", re.IGNORECASE)
+# Opaque per-object secrets a later call must echo (a quiz submission's validation_token): random on
+# every server, so a recorded one never matches the live one.
+_TOKEN_KEY = re.compile(r"(?:^|_)token$", re.IGNORECASE)
+_TOKEN_VALUE = re.compile(r"[A-Za-z0-9_\-]{16,256}")
+# Identify list items across the two answers when their ids differ.
+_NATURAL_KEYS = ("name", "title", "login_id", "email", "sku", "slug", "subject", "course_code", "question_name",
+                 "display_name", "sortable_name", "filename", "username", "question_text", "text")
+_TEXT_ID = re.compile(r"\b([A-Za-z_ ]*?(?:ID|Id|id))\s*[:=#]\s*(\d+)\b")
+_MAX_DEPTH = 40
+# An answer too long to show is saved under a name of its own (decathlon/sandbox/toolfmt.py); the code a
+# recorded agent wrote to read it names the recorded file.
+_SAVED_AS = re.compile(r"shortuuid identifier: ([A-Za-z0-9]+)\)")
+
+
+def _is_id_key(key: str) -> bool:
+    return bool(_ID_KEY.search(key))
+
+
+def _token_value(value: object) -> str | None:
+    return value if isinstance(value, str) and _TOKEN_VALUE.fullmatch(value) else None
+
+
+def _id_value(value: object) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.isdigit() and len(value) < 20:
+        return value
+    return None
+
+
+def unwrap(content: object, _depth: int = 0) -> str:
+    """A tool result's text: recorded runs store the MCP content item as JSON text
+    (`{"type": "text", "text": ...}`), or a list of them, or plain text."""
+    if isinstance(content, list):
+        if _depth > nesting.MAX_DEPTH:  # no content is lists this deep; bounded, so no RecursionError
+            return ""
+        return "\n".join(unwrap(c, _depth + 1) for c in content)
+    if isinstance(content, dict):
+        return str(content.get("text", ""))
+    if not isinstance(content, str):
+        return ""
+    stripped = content.lstrip()
+    if stripped.startswith(("{", "[")) and '"type"' in stripped[:40]:
+        try:
+            return unwrap(nesting.loads(stripped), _depth + 1)
+        except ValueError:  # not JSON, or too deep to be content items: the text as it is
+            pass
+    return content
+
+
+def _parse(text: str) -> object | None:
+    """The JSON in a tool's text: the whole text, or the first value after a prose prefix."""
+    try:
+        return nesting.loads(text)
+    except nesting.TooDeep:
+        return None  # opaque: aligned as text
+    except ValueError:
+        pass
+    for i, ch in enumerate(text[:400]):
+        if ch in "[{":
+            try:
+                return nesting.raw_decode(text, i)[0]
+            except nesting.TooDeep:
+                return None
+            except ValueError:
+                continue
+    return None
+
+
+# Verbs whose answer is the object the tool names (canvas_list_courses → courses); a tool named for
+# anything else (canvas_enroll_user answers an enrollment) says nothing of its answer's kind.
+_OBJECT_VERBS = frozenset({"get", "list", "search", "create", "update", "delete", "read", "fetch", "find"})
+
+
+def _scope_of(name: str | None) -> str | None:
+    """The kind of object a key or tool names: course_id, courseId, courses, course_ids → course."""
+    if not name:
+        return None
+    s = re.sub(r"[^a-z0-9]", "", name.lower())
+    for suffix in ("uids", "ids", "uid", "id"):
+        if s.endswith(suffix):
+            s = s[: -len(suffix)]
+            break
+    if s.endswith("ies"):
+        s = s[:-3] + "y"
+    elif s.endswith("zzes"):
+        s = s[:-3]
+    elif s.endswith(("sses", "xes")):
+        s = s[:-2]
+    elif s.endswith("s") and not s.endswith("ss"):
+        s = s[:-1]
+    return s or None
+
+
+def _tool_scope(tool: str | None) -> str | None:
+    """What a tool's answer lists or returns at its top level: woo_products_get → product,
+    canvas_list_quiz_questions → question."""
+    if not tool:
+        return None
+    words = [w.lower() for w in re.split(r"[_\-\s.]+|(?<=[a-z])(?=[A-Z])", tool) if w][1:]
+    nouns = [w for w in words if w not in _OBJECT_VERBS]
+    if len(nouns) == len(words) or not nouns:
+        return None
+    return _scope_of(nouns[-1])
+
+
+@dataclass
+class IdTranslator:
+    """Ids are learnt per kind of object (`scoped`: a course's ids apart from a question's, since upstream
+    numbers each table on its own and a recorded 56 can be both), and globally as a fallback for a key
+    that does not say its kind (`mapping`)."""
+    mapping: dict[str, str] = field(default_factory=dict)
+    # A recorded id seen paired with two different live ids: ambiguous, so not translated globally.
+    conflicts: set[str] = field(default_factory=set)
+    # kind → recorded → live; the latest answer wins, as the agent acts on what it saw last.
+    scoped: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Names replaced wherever they appear in a later call's strings (saved overlong outputs).
+    substitutions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.mapping or self.substitutions or any(v != k for m in self.scoped.values()
+                                                                 for k, v in m.items()))
+
+    def learn(self, recorded: object, live: object, tool: str | None = None) -> None:
+        rec_text, live_text = unwrap(recorded), unwrap(live)
+        for a, b in zip(_SAVED_AS.findall(rec_text), _SAVED_AS.findall(live_text)):
+            if a != b:
+                self.substitutions[a] = b
+        rec, cur = _parse(rec_text), _parse(live_text)
+        if rec is not None and cur is not None:
+            self._align(rec, cur, None, _tool_scope(tool), 0)
+        else:
+            self._align_text(rec_text, live_text, _tool_scope(tool))
+
+    def _pair(self, rec: str, cur: str, scope: str | None) -> None:
+        if scope is not None:
+            self.scoped.setdefault(scope, {})[rec] = cur
+        if rec == cur or rec in self.conflicts:
+            return
+        known = self.mapping.get(rec)
+        if known is None:
+            self.mapping[rec] = cur
+        elif known != cur:
+            del self.mapping[rec]
+            self.conflicts.add(rec)
+
+    def _align(self, rec: object, cur: object, key: str | None, scope: str | None, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        if isinstance(rec, dict) and isinstance(cur, dict):
+            for k in sorted(rec.keys() & cur.keys()):
+                self._align(rec[k], cur[k], k, _scope_of(k) or scope, depth + 1)
+        elif isinstance(rec, list) and isinstance(cur, list):
+            for a, b in _match_items(rec, cur):
+                self._align(a, b, key, scope, depth + 1)
+        elif key is not None and _is_id_key(key):
+            a, b = _id_value(rec), _id_value(cur)
+            if a is not None and b is not None:
+                self._pair(a, b, scope)
+        elif key is not None and _TOKEN_KEY.search(key):
+            a, b = _token_value(rec), _token_value(cur)
+            if a is not None and b is not None:
+                self._pair(a, b, None)
+
+    def _align_text(self, rec: str, cur: str, scope: str | None) -> None:
+        by_label: dict[str, list[str]] = {}
+        for label, value in _TEXT_ID.findall(cur):
+            by_label.setdefault(label.strip().lower(), []).append(value)
+        seen: dict[str, int] = {}
+        for label, value in _TEXT_ID.findall(rec):
+            label = label.strip().lower()
+            i = seen.get(label, 0)
+            seen[label] = i + 1
+            live = by_label.get(label, [])
+            if i < len(live):
+                self._pair(value, live[i], _scope_of(label) or scope)
+
+    def translate_arguments(self, arguments: str, tool: str | None = None) -> str:
+        """A recorded call's arguments (JSON text) with its ids made live; as it was if nothing applies."""
+        if not self.active:
+            return arguments
+        try:
+            value = nesting.loads(arguments)
+        except (TypeError, ValueError):  # not JSON text, or too deep to hold ids we would find
+            return arguments
+        changed, out = self._rewrite(value, None, _tool_scope(tool), 0)
+        return json.dumps(out, ensure_ascii=False) if changed else arguments
+
+    def _live(self, raw: str, scope: str | None) -> str | None:
+        known = self.scoped.get(scope) if scope is not None else None
+        if known is not None and raw in known:
+            return known[raw]
+        return self.mapping.get(raw)
+
+    def _rewrite(self, value: object, key: str | None, scope: str | None, depth: int) -> tuple[bool, object]:
+        if depth > _MAX_DEPTH:
+            return False, value
+        if isinstance(value, dict):
+            changed, out = False, {}
+            for k, v in value.items():
+                c, out[k] = self._rewrite(v, k, _scope_of(k) or scope, depth + 1)
+                changed |= c
+            return changed, out
+        if isinstance(value, list):
+            pairs = [self._rewrite(v, key, scope, depth + 1) for v in value]
+            return any(c for c, _ in pairs), [v for _, v in pairs]
+        if isinstance(value, str) and self.substitutions:
+            out = value
+            for a, b in self.substitutions.items():
+                out = out.replace(a, b)
+            if out != value:
+                return True, out
+        if key is not None and _is_id_key(key):
+            raw = _id_value(value)
+            live = self._live(raw, scope) if raw is not None else None
+            if live is not None and live != raw:
+                return True, int(live) if isinstance(value, int) else live
+        if key is not None and _TOKEN_KEY.search(key):
+            raw = _token_value(value)
+            if raw is not None and raw in self.mapping:
+                return True, self.mapping[raw]
+        return False, value
+
+
+def _keys(items: list, key: str) -> list | None:
+    """Each item's value of `key`, where every item has one and no two share it."""
+    values = []
+    for item in items:
+        v = item.get(key) if isinstance(item, dict) else None
+        if not isinstance(v, (str, int)) or isinstance(v, bool):
+            return None
+        values.append(v)
+    return values if len(set(values)) == len(values) else None
+
+
+def _match_items(rec: list, cur: list) -> list[tuple[object, object]]:
+    """Pairs of items that are the same object: by the first natural key that tells every item apart
+    in both lists (a shuffled list's order is its own), else by position."""
+    if rec and cur:
+        for key in _NATURAL_KEYS:
+            rk, ck = _keys(rec, key), _keys(cur, key)
+            if rk is not None and ck is not None:
+                index = dict(zip(ck, cur))
+                return [(x, index[k]) for k, x in zip(rk, rec) if k in index]
+    return list(zip(rec, cur))

@@ -1,0 +1,1 @@
+"""Reading run folders and recorded runs into figures (Pass@k, timings) and the results page."""

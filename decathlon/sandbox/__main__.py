@@ -1,0 +1,3 @@
+from decathlon.sandbox.cli import main
+
+main()

@@ -1,0 +1,356 @@
+"""`task-api setup`: Toolathlon's order — workspace, preprocess, per-server folders, servers, prompts."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from decathlon.sandbox import grader_git, modes, runner_shims, services, task_copy
+from decathlon.sandbox.catalogue import runnable_servers, split_for_rerun
+from decathlon.sandbox.clock import behind, frozen_env
+from decathlon.sandbox.errors import InfraError, tail
+from decathlon.sandbox.home import Home
+from decathlon.sandbox.lifecycle import alive
+from decathlon.sandbox.prompts import fill_system_prompt
+from decathlon.sandbox.servers_config import START_TIMEOUT, Templates, default_servers_dir, load_raw_configs, resolve_servers
+from decathlon.sandbox.subproc import missing_module_hint, newer_python_hint, run_module
+from decathlon.sandbox.taskdef import TaskDef, load_task
+from decathlon.sandbox.users import Users
+
+PREPROCESS_TIMEOUT = float(os.environ.get("DECATHLON_PREPROCESS_TIMEOUT", "600"))
+# Folders Toolathlon prepares in the workspace for servers that keep state there.
+SERVER_FOLDERS = {"arxiv_local": "arxiv_local_storage", "memory": "memory"}
+
+
+def resolve_source(raw: str | None) -> Path:
+    value = raw or os.environ.get("TOOLATHLON_ROOT")
+    if not value:
+        raise InfraError("bad_source", "no task source: pass --source DIR or set TOOLATHLON_ROOT "
+                         "(a Toolathlon root, holding configs/ and tasks/)")
+    path = Path(value).absolute()
+    if not path.is_dir():
+        raise InfraError("bad_source", f"task source {path} does not exist")
+    return path
+
+
+def _fresh_workspace(home: Home, task: TaskDef) -> None:
+    if home.workspace.exists():
+        shutil.rmtree(home.workspace)
+    if task.initial_workspace is not None:
+        shutil.copytree(task.initial_workspace, home.workspace, symlinks=True)
+    else:
+        home.workspace.mkdir(parents=True)
+
+
+def _prepare_home(home: Home, users: Users) -> None:
+    """The episode's folders. Where users are separated: run/ is the daemon's (the agent's user), state/
+    root's alone, grader/ the grader's alone; the home itself root's, so the agent can add nothing beside."""
+    home.run.mkdir(parents=True, exist_ok=True)
+    home.state.mkdir(exist_ok=True)
+    home.grader_home.mkdir(exist_ok=True)
+    if home.server_files.exists():  # an earlier episode's, in a reused home
+        shutil.rmtree(home.server_files)
+    home.server_files.mkdir()
+    os.chmod(home.server_files, 0o755)
+    if users.separated:
+        os.chmod(home.root, 0o755)
+        os.chown(home.root, 0, 0)
+        users.give(home.run, "agent", 0o700)
+        os.chmod(home.state, 0o700)
+        users.give(home.grader_home, "grader", 0o700)
+        home.agent_home.mkdir(exist_ok=True)
+        users.give(home.agent_home, "agent", 0o700)
+
+
+def grader_env(home: Home, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """preprocess and the evaluator: their own HOME (not the agent's ~/.gitconfig), and no bytecode
+    written beside the checkout their episode root links to. Not PYTHONPYCACHEPREFIX: a fresh prefix
+    per episode also hides the task environment's compiled site-packages, and recompiling pandas and
+    the openai-agents stack cost 2.5 s per process (preflight, preprocess, evaluator). git run by them
+    runs no program any config names (decathlon.sandbox.grader_git); the host's GIT_* never reach them (grader_base)."""
+    env = {**(extra or {}), "HOME": str(home.grader_home), "PYTHONDONTWRITEBYTECODE": "1", **grader_git.forced()}
+    shims = home.grader_home / "bin"
+    if shims.is_dir():  # uvx, npx, uv as the scripts call them (decathlon/sandbox/runner_shims.py)
+        env["PATH"] = f"{shims}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+    return env
+
+
+# Imports the evaluator as a module (its `if __name__ == "__main__"` does not run): the only failures
+# that count are the ones that mean it cannot run at all. Run by the task's interpreter, so no
+# decathlon.sandbox import here.
+_PREFLIGHT = ("import importlib, sys\n"
+              "try:\n    importlib.import_module(sys.argv[1])\n"
+              "except (ImportError, SyntaxError) as exc:\n    print(f'{type(exc).__name__}: {exc}')\n"
+              "    print(getattr(exc, 'text', None) or ''); sys.exit(3)\n"
+              "except BaseException:\n    pass\n")
+PREFLIGHT_TIMEOUT = 120.0
+
+
+def _start_preflight(home: Home, task: TaskDef, users: Users, clock: dict[str, str]) -> subprocess.Popen | None:
+    """Check, before the agent acts, that the evaluator can be imported: afterwards a crash of the grader
+    is the episode's (the agent may have provoked or forged it), so this is where a broken grader is
+    found and reported as infra. Runs while the servers start."""
+    if not task.evaluator.is_file():
+        return None  # an imported recorded run: its recorded verdict stands (evaluate says so)
+    from decathlon.sandbox.subproc import task_python
+    argv0, env = behind(users.prefix("grader"), {**grader_git.scrub(os.environ), **grader_env(home, clock)})
+    return subprocess.Popen([*argv0, task_python(), "-c", _PREFLIGHT, task.module("evaluation")],
+                            cwd=str(task.source), env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _finish_preflight(proc: subprocess.Popen | None, task: TaskDef) -> None:
+    if proc is None:
+        return
+    try:
+        out, _ = proc.communicate(timeout=PREFLIGHT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise InfraError("grader_preflight", f"importing the evaluator of {task.name} took over "
+                         f"{PREFLIGHT_TIMEOUT:.0f} s") from None
+    if proc.returncode != 0:
+        text = out.decode("utf-8", "replace")
+        hint = newer_python_hint(text)
+        if hint:
+            raise InfraError("task_python_too_old", f"the evaluator of {task.name} cannot run: {hint}; "
+                             f"{tail(text.strip(), 500)}")
+        raise InfraError("grader_preflight", f"the evaluator of {task.name} cannot be imported (exit "
+                         f"{proc.returncode}): {tail(text.strip(), 1500)}; " + (missing_module_hint(text) or
+                         "install what it needs into the task environment (DECATHLON_TASK_PYTHON) and run again"))
+
+
+_NO_SUCH_FILE = re.compile(r"No such file or directory: '([^']+)'")
+
+
+def missing_task_data(output: str, home: Home, task: TaskDef, original: TaskDef) -> str | None:
+    """A file of the task's own that the source lacks (a snapshot without its large files): the path a
+    failing script could not open, mapped back to the checkout, where it is missing too."""
+    for raw in _NO_SUCH_FILE.findall(output):
+        path = Path(raw)
+        for copy, origin in ((home.workspace, original.dir / "initial_workspace"), (task.dir, original.dir)):
+            try:
+                rel = path.relative_to(copy)
+            except ValueError:
+                continue
+            if not (origin / rel).exists():
+                return str((origin / rel).relative_to(original.source))
+    return None
+
+
+def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str], users: Users,
+                original: TaskDef) -> None:
+    if not task.has_preprocess:
+        return
+    run = run_module(task.module("preprocess"), ["--agent_workspace", str(home.workspace), "--launch_time", launch],
+                     cwd=task.source, timeout=PREPROCESS_TIMEOUT, env=grader_env(home, env),
+                     prefix=users.prefix("grader"))
+    # Some preprocesses leave a server behind for the agent (meeting-assign: `nohup … http.server 30137 &`):
+    # it lives until the episode ends, and then goes (teardown, or the local backend's release).
+    home.preprocess_pgid.write_text(str(run.pgid), encoding="utf-8")
+    if run.exit_code is None:
+        raise InfraError("preprocess_timeout", f"preprocess of {task.name} ran over {PREPROCESS_TIMEOUT:.0f} s; "
+                         f"output tail: {tail(run.output)}")
+    if run.exit_code != 0:
+        hint = newer_python_hint(run.output)
+        if hint:
+            raise InfraError("task_python_too_old", f"preprocess of {task.name} cannot run: {hint}; "
+                             f"{tail(run.output, 500)}")
+        lacking = missing_task_data(run.output, home, task, original)
+        if lacking:
+            raise InfraError("task_data_missing", f"preprocess of {task.name} failed: the source lacks the task's "
+                             f"own {lacking} (a checkout without its large files?); not something an episode can "
+                             f"fix. Output tail: {tail(run.output, 500)}")
+        missing = missing_module_hint(run.output)
+        raise InfraError("preprocess_failed", f"preprocess of {task.name} exited {run.exit_code}; "
+                         f"{missing + '; ' if missing else ''}output tail: {tail(run.output)}")
+
+
+def _daemon_alive(home: Home) -> bool:
+    pid = home.daemon_pid()
+    return pid is not None and alive(pid)
+
+
+class DaemonHandle:
+    """The episode daemon being started: spawned here, or forked by a zygote (TASK_API_ZYGOTE)."""
+
+    def __init__(self, pid: int, spec_stream, proc: subprocess.Popen | None = None) -> None:
+        self.pid = pid
+        self.spec_stream = spec_stream
+        self.proc = proc
+
+    def send_spec(self, spec: dict) -> None:
+        try:
+            self.spec_stream.write(json.dumps(spec).encode())
+            self.spec_stream.close()
+        except (BrokenPipeError, OSError):
+            pass  # it died; reported with its log by whoever waits for it
+
+    def exited(self) -> bool:
+        return self.proc.poll() is not None if self.proc is not None else not alive(self.pid)
+
+    def kill_group(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.proc is not None:
+            self.proc.wait()
+
+
+def _spawn_daemon(home: Home) -> DaemonHandle:
+    """Start the daemon first: it loads the MCP SDK (most of its start-up) while setup prepares the
+    workspace and runs preprocess, then waits for its spec."""
+    home.ready.unlink(missing_ok=True)
+    zygote = os.environ.get("TASK_API_ZYGOTE")
+    if zygote and os.path.exists(zygote):
+        try:
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.settimeout(30)
+            conn.connect(zygote)
+            conn.sendall(json.dumps({"home": str(home.root), "env": dict(os.environ)}).encode() + b"\n")
+            pid = json.loads(conn.makefile("rb").readline())["pid"]
+            return DaemonHandle(pid, conn.makefile("wb"))
+        except (OSError, ValueError, KeyError):
+            pass  # a zygote that is gone or confused: start the daemon the ordinary way
+    with open(home.daemon_log, "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "decathlon.sandbox.daemon", "--home", str(home.root)],
+                                stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True,
+                                cwd=str(home.root))
+    return DaemonHandle(proc.pid, proc.stdin, proc)
+
+
+def _wait_ready(home: Home, daemon: DaemonHandle, spec: dict) -> dict:
+    daemon.send_spec(spec)
+    deadline = time.monotonic() + START_TIMEOUT + 30
+    while time.monotonic() < deadline:
+        if home.ready.exists():
+            ready = json.loads(home.ready.read_text(encoding="utf-8"))
+            if not ready.get("ok"):
+                err = ready.get("error", {})
+                raise InfraError(err.get("kind", "server_start"), err.get("message", "the daemon failed"))
+            return ready
+        if daemon.exited():
+            raise InfraError("daemon_crash", "the episode daemon exited before it was ready; "
+                             f"log tail: {tail(home.daemon_log.read_text(errors='replace'))}")
+        time.sleep(0.005)
+    raise InfraError("daemon_timeout", "the episode daemon was not ready in time; see run/daemon.log")
+
+
+def _public(record: dict | None) -> dict:
+    """What the host hears of the episode's services: which, at which ports."""
+    return {n: {"ports": i["ports"]} for n, i in sorted((record or {}).get("services", {}).items())}
+
+
+def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str,
+          cassette: str | None = None, omit_unavailable: bool = False, frozen_clock: bool = False) -> dict:
+    began = time.monotonic()
+    timings: dict[str, float] = {}
+    src = resolve_source(source)
+    task = load_task(src, task_id)
+    if _daemon_alive(home):
+        raise InfraError("already_set_up", f"an episode is already set up in {home.root}; run `task-api teardown` first")
+    servers, omitted, replayed = task.servers, [], []
+    # The episode's root copies configs/ as it is: the definitions read here are the ones it starts.
+    raw_configs = load_raw_configs(src) if mode != "replay" else {}
+    if mode == "rerun":
+        servers, replayed = split_for_rerun(raw_configs, task.servers, default_servers_dir())
+    elif mode != "replay":
+        # A server that cannot run live is named now, not after the preprocess and a start timeout.
+        servers, omitted = runnable_servers(raw_configs, task.servers, default_servers_dir(), omit_unavailable)
+    users = Users.from_env()
+    _prepare_home(home, users)
+    runner_shims.install(home.grader_home / "bin")
+    t = time.monotonic()
+    original, (task, config_modules) = task, task_copy.make(task, home.task_root)
+    users.give(home.task_root, "grader")
+    timings["task_copy"] = time.monotonic() - t
+    tape = modes.open_cassette(home, original, mode, cassette)
+    modes.hand_http(home, mode, users)
+    launch = modes.launch_time(tape, launch_time)
+    clock = frozen_env(launch) if frozen_clock else {}
+    # An imported recorded run (no scripts of its own) talks to no service: its tools are replayed.
+    wanted = services.needed(task.servers) if task.has_preprocess or task.evaluator.is_file() else []
+    own_netns = services.isolate(task.name, wanted, users)
+    daemon = _spawn_daemon(home)
+    home.daemon_record.write_text(str(daemon.pid), encoding="ascii")
+    preflight = None
+    service_record = None
+    try:
+        t = time.monotonic()
+        service_record = services.start(home, task.name, wanted, users, clock)
+        if service_record:
+            timings["services_start"] = time.monotonic() - t
+
+        t = time.monotonic()
+        _fresh_workspace(home, task)
+        users.give(home.workspace, "grader")
+        timings["workspace"] = time.monotonic() - t
+
+        t = time.monotonic()
+        _preprocess(home, task, launch, {**modes.http_env(home, mode, "preprocess"), **services.http_live(service_record),
+                                         **clock}, users, original)
+        modes.check_http_misses(home, mode, "preprocess")
+        timings["preprocess"] = time.monotonic() - t
+
+        for server, folder in SERVER_FOLDERS.items():
+            if server in task.servers:  # as Toolathlon does for a needed server, live or not
+                (home.workspace / folder).mkdir(exist_ok=True)
+        users.give(home.workspace, "agent", 0o700)
+        preflight = _start_preflight(home, task, users, clock)
+
+        t = time.monotonic()
+        skipped = {o["name"] for o in omitted}
+        specs = modes.server_specs(home, mode, clock, resolve_servers(
+            raw_configs, servers, Templates(task.source, home.workspace, task.dir, private=home.task_root,
+                                           shared=home.server_files),
+            default_cwd=home.workspace)
+            if mode != "replay" else modes.replayed_specs(servers))
+        specs += modes.replayed_specs([r["name"] for r in replayed])
+        ready = _wait_ready(home, daemon, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
+                                           "server_order": [s for s in task.servers if s not in skipped],
+                                           "local_tools": task.local_tools, "services": service_record,
+                                           "mode": mode, "cassette": str(home.cassette_in) if tape else None,
+                                           # Where the daemon starts as root (the local backend's): the
+                                           # namespace to join, what to hide, the agent's HOME.
+                                           "netns": os.getpid() if own_netns else None,
+                                           "hide": [str(src)], "agent_home": str(home.agent_home)})
+        timings["servers"] = time.monotonic() - t
+        t = time.monotonic()
+        _finish_preflight(preflight, task)
+        timings["preflight_wait"] = time.monotonic() - t
+    except BaseException:
+        # No half-set-up episode: the daemon (and any server it started) goes with the failure.
+        daemon.kill_group()
+        services.stop(home)
+        if preflight is not None and preflight.poll() is None:
+            os.killpg(preflight.pid, signal.SIGKILL)
+            preflight.wait()
+        raise
+
+    system_prompt = fill_system_prompt(task.read_doc("agent_system_prompt.md"), home.workspace, launch)
+    prompt = task.read_doc("task.md")
+    timings["total"] = time.monotonic() - began
+    result = {
+        "task": task.name, "mode": mode, "tools": ready["tools"], "system_prompt": system_prompt, "prompt": prompt,
+        "launch_time": launch, "workspace": str(home.workspace), "servers": ready["servers"],
+        "omitted_servers": omitted,
+        "replayed_servers": replayed, "services": _public(service_record),
+        "timings": {k: round(v, 4) for k, v in timings.items()},
+    }
+    session = {**result, "services": service_record, "frozen_clock": bool(clock), "source": str(src), "task_root": str(task.source), "config_modules": config_modules,
+               "config": task.config, "cassette": str(home.cassette_in) if tape else None,
+               "cassette_meta": tape["meta"] if tape else None,
+               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    tmp = home.session.with_suffix(".tmp")
+    tmp.write_text(json.dumps(session, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, home.session)
+    return result

@@ -1,1 +1,0 @@
-"""mocks.replay: serve a cassette's recorded MCP server (in-process with the daemon, or standalone)."""

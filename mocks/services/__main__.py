@@ -1,5 +1,0 @@
-import sys
-
-from mocks.services.supervisor import main
-
-sys.exit(main())

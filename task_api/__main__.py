@@ -1,3 +1,0 @@
-from task_api.cli import main
-
-main()

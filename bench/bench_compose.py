@@ -80,7 +80,7 @@ async def setups_and_calls(backend: ComposeBackend, episodes: int, calls: int, p
                 assert not res.is_error, res.content
         finally:
             await box.release()
-    backend.close()
+    await backend.close()
     out = {"acquire": stats(acquire), "setup": stats(setup),
            "episode_setup_" + ("warm_pool" if pooled else "fresh_container"): stats(total)}
     if not pooled:
@@ -100,7 +100,7 @@ async def parallel(backend: ComposeBackend, n: int) -> dict:
                                                                episode_id=uuid.uuid4().hex, launch_time=LAUNCH),
                                                  backend, OraclePolicy(MINI)) for t in picks))
     wall = time.perf_counter() - t0
-    backend.close()
+    await backend.close()
     bad = [(r.task, r.reward, r.infra_error) for r in results if r.reward != 1.0 or r.infra_error]
     return {"episodes": n, "wall_s": round(wall, 2), "failures": bad}
 

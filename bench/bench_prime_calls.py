@@ -47,8 +47,7 @@ async def _calls(backend, n: int) -> list[float]:
         return times
     finally:
         await box.release()
-        if hasattr(backend, "aclose"):
-            await backend.aclose()
+        await backend.close()
 
 
 def main() -> dict:

@@ -35,7 +35,8 @@ MINI = REPO / "fixtures" / "toolathlon-mini"
 
 def stats(xs: list[float]) -> dict:
     s = sorted(xs)
-    return {"n": len(s), "median_ms": round(statistics.median(s) * 1000, 3), "p90_ms": round(s[int(0.9 * (len(s) - 1))] * 1000, 3)}
+    return {"n": len(s), "median_ms": round(statistics.median(s) * 1000, 3),
+            "p90_ms": round(s[int(0.9 * (len(s) - 1))] * 1000, 3)}
 
 
 async def replay(recording: dict, ws: Path, starts: int, calls: int, args: dict) -> tuple[list[float], list[float]]:

@@ -65,8 +65,7 @@ async def _run(backend, episodes: int, concurrency: int) -> tuple[list, int, int
     removed = (await backend.collect({"decathlon.run": run_id}, force=True)).removed  # our own run: forced
     stop.set()
     await sampler
-    if hasattr(backend, "aclose"):
-        await backend.aclose()
+    await backend.close()
     return results, removed, fds[0]
 
 

@@ -168,7 +168,8 @@ def test_a_live_sandbox_cannot_forge_a_replay_miss(pidfile):
 
 
 def test_replay_kinds_from_a_replaying_sandbox_stay_infra():
-    from decathlon.errors import InfraError, environment_owned
+    from decathlon.core.blame import environment_owned
+    from decathlon.errors import InfraError
     err = InfraError("replay_miss", "x", origin="sandbox")
     assert environment_owned(err, replaying=True) and not environment_owned(err, replaying=False)
 
@@ -213,7 +214,7 @@ def test_a_300mb_reply_is_refused_while_reading_and_the_batch_goes_on(pidfile, t
 
 def test_an_episode_that_raises_does_not_cancel_the_others(monkeypatch, capsys):
     from decathlon.cli import run as cli_run
-    from decathlon.cli.main import _parser
+    from decathlon.cli.parser import build_parser
     real = cli_run.run_episode
 
     async def flaky(cfg, backend, policy):
@@ -221,7 +222,7 @@ def test_an_episode_that_raises_does_not_cancel_the_others(monkeypatch, capsys):
             raise RuntimeError("an unforeseen bug")
         return await real(cfg, backend, policy)
     monkeypatch.setattr(cli_run, "run_episode", flaky)
-    ns = _parser().parse_args(["run", ATTACKED, VICTIM, "--source", str(MINI), "--launch-time", LAUNCH, "--json"])
+    ns = build_parser().parse_args(["run", ATTACKED, VICTIM, "--source", str(MINI), "--launch-time", LAUNCH, "--json"])
     assert asyncio.run(cli_run.run_command(ns)) == 1
     results = {r["task"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert results[ATTACKED]["infra_error"]["kind"] == "internal_error"
@@ -306,7 +307,7 @@ def test_a_malformed_replayed_turn_is_named_before_the_agent_starts(tmp_path):
     path.write_text(json.dumps({"messages": [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]}]}))
-    setup = SetupResult([], "", "", LAUNCH, str(tmp_path), {}, {})
+    setup = SetupResult(tools=[], system_prompt="", prompt="", launch_time=LAUNCH, workspace=str(tmp_path))
     with pytest.raises(InfraError) as e:
         ReplayPolicy(tmp_path, path).start(VICTIM, setup)
     assert e.value.kind == "bad_trajectory" and "turn 1" in e.value.message
@@ -435,7 +436,7 @@ def _held_by_processes(folder: Path) -> list[str]:
                 cmd = (fd_dir.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
             except OSError:
                 cmd = "?"
-            held.append(f"{fd_dir.parent.name}: {cmd} {[l for l in links if l.startswith(str(folder))]}")
+            held.append(f"{fd_dir.parent.name}: {cmd} {[link for link in links if link.startswith(str(folder))]}")
     return held
 
 

@@ -39,7 +39,7 @@ def compose_backend():
     from decathlon.backends.compose import ComposeBackend
     backend = ComposeBackend.from_env()
     yield backend
-    backend.close()
+    asyncio.run(backend.close())
 
 
 def _run(coro):

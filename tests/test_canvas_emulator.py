@@ -27,8 +27,8 @@ UNAUTHORIZED = {"status": "unauthorized", "errors": [{"message": "user not autho
 
 def directory() -> Directory:
     people = [(1, "Tess", "Quill", TEACHER), (2, "Ann", "Arbor", ANN), (3, "Bob", "Brook", BOB), (4, "Cal", "Cove", CAL)]
-    return Directory("mcp.com", tuple(Account(i, f, l, f"{f} {l}", f"{f.lower()}@mcp.com", f"pw{i}", canvas_token=t)
-                                      for i, f, l, t in people))
+    return Directory("mcp.com", tuple(Account(i, f, last, f"{f} {last}", f"{f.lower()}@mcp.com", f"pw{i}", canvas_token=t)
+                                      for i, f, last, t in people))
 
 
 @dataclass
@@ -563,7 +563,8 @@ def test_two_instances_keep_separate_state():
 # --- bad input never breaks the emulator ------------------------------------------------------------
 
 ODD_BODIES: list[dict[str, Any]] = [
-    {}, {"json": None}, {"json": [1, 2]}, {"json": "text"}, {"content": b"{not json", "headers": {"Content-Type": "application/json"}},
+    {}, {"json": None}, {"json": [1, 2]}, {"json": "text"},
+    {"content": b"{not json", "headers": {"Content-Type": "application/json"}},
     {"json": {k: v for k in ("course", "assignment", "quiz", "question", "enrollment", "submission", "module",
                                 "module_item", "wiki_page", "user", "pseudonym", "conversation", "calendar_event",
                                 "comment", "quiz_submissions", "quiz_questions", "grade_data", "recipients", "event",
@@ -593,8 +594,9 @@ def test_no_route_answers_500_to_odd_input(emu):
     emu.client.post(f"/api/v1/courses/{cid}/discussion_topics/1/entries", json={"message": "e"},
                     headers={"Authorization": f"Bearer {ANN}"})
     emu.ok("POST", f"courses/{cid}/modules", json={"module": {"name": "m", "published": True}})
-    emu.ok("POST", f"courses/{cid}/modules/1/items", json={"module_item": {"type": "Assignment", "content_id": 1,
-                                                                              "completion_requirement": {"type": "must_mark_done"}}})
+    emu.ok("POST", f"courses/{cid}/modules/1/items",
+           json={"module_item": {"type": "Assignment", "content_id": 1,
+                                 "completion_requirement": {"type": "must_mark_done"}}})
     emu.ok("POST", f"courses/{cid}/pages", json={"wiki_page": {"title": "x", "published": True}})
     emu.ok("POST", "conversations", json={"recipients": ["35"], "body": "hi"})
     step1 = emu.ok("POST", "users/self/files", token=ANN, json={"name": "a.txt"})

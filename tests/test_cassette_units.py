@@ -111,7 +111,7 @@ def test_extra_fields_travel_in_meta():
 
 
 def test_local_replay_checks_live_output_against_the_recording(tmp_path: Path):
-    from decathlon.sandbox.errors import InfraError
+    from decathlon.errors import InfraError
     from decathlon.sandbox.recording import FrameworkReplay, LocalReplay
     ws = str(tmp_path)
     recorded = f"=== STDOUT ===\n{WORKSPACE_TOKEN}\n=== EXECUTION INFO ===\nExecution time: 0.042 seconds"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -117,3 +118,22 @@ def test_openai_policy_unreachable_model_is_an_infra_error():
                           env=env)
     r = json.loads(proc.stdout)
     assert proc.returncode == 1 and r["infra_error"]["kind"] == "model_unreachable"
+
+
+def test_the_table_shows_every_error_whole(source):
+    """The run's table names the kind; the whole message, cause and fix, follows it (it used to be cut at
+    80 characters, dropping both)."""
+    write_task(source, "no-eval", evaluator=None)
+    (source / "oracles").mkdir()
+    (source / "oracles" / "no-eval.json").write_text(json.dumps({"task": "no-eval", "steps": [
+        {"tool": "local-claim_done", "arguments": {}}]}))
+    as_json = decathlon("run", "no-eval", "--source", str(source), "--policy", "oracle", "--json", "--launch-time", LAUNCH)
+    message = json.loads(as_json.stdout)["infra_error"]["message"]
+    assert len(message) > 100, message
+    proc = decathlon("run", "no-eval", "--source", str(source), "--policy", "oracle", "--launch-time", LAUNCH)
+    assert proc.returncode == 1, proc.stderr
+    # rich wraps long lines at the terminal's width, inside a long path too: compared without whitespace, the
+    # episode's own folder masked
+    def words(text: str) -> str:
+        return re.sub(r"decathlon-ep-[\w-]+", "EPISODE", "".join(text.split()))
+    assert words(message) in words(proc.stdout), proc.stdout

@@ -37,7 +37,7 @@ def make_backend(monkeypatch, tmp_path):
         return made[-1]
     yield make
     for b in made:
-        b.close()
+        asyncio.run(b.close())
 
 
 def _spec(run: str) -> SandboxSpec:
@@ -167,7 +167,7 @@ def test_warm_pool_serves_one_episode_per_container_and_leaves_nothing(make_back
             ws = (await s.setup(TASK, LAUNCH)).workspace
             seen = await s.execute("filesystem-read_file", json.dumps({"path": f"{ws}/note.txt"}))
             await s.execute("filesystem-write_file", json.dumps({"path": f"{ws}/note.txt", "content": note}))
-            return box.id, box.container.labels.get("decathlon.core.episode", ""), seen.is_error
+            return box.id, box.container.labels.get("decathlon.episode", ""), seen.is_error
         finally:
             await box.release()
 
@@ -181,7 +181,7 @@ def test_warm_pool_serves_one_episode_per_container_and_leaves_nothing(make_back
     assert first_label != "pooled" and second_label == "pooled"
     assert first_id != second_id and second_saw  # a new container: the first episode's note is not there
     assert len(_managed(backend, run)) == 1  # the pool refilled: one container waits
-    backend.close()
+    asyncio.run(backend.close())
     assert _managed(backend, run) == []
     assert not any((tmp_path / "channels").iterdir())
 

@@ -108,7 +108,7 @@ def test_labels_limits_and_no_privileges(backend):
     got = asyncio.run(go())
     labels, host = got["attrs"]["Config"]["Labels"], got["attrs"]["HostConfig"]
     assert labels["decathlon.managed"] == "true" and labels["decathlon.run"] == run
-    assert labels["decathlon.task"] == "csv-sales-summary" and len(labels["decathlon.core.episode"]) == 32
+    assert labels["decathlon.task"] == "csv-sales-summary" and len(labels["decathlon.episode"]) == 32
     assert host["NanoCpus"] > 0 and host["Memory"] > 0 and host["PidsLimit"] > 0
     assert host["Privileged"] is False and host["CapDrop"] == ["ALL"]
     assert "no-new-privileges" in host["SecurityOpt"] and host["ReadonlyRootfs"] is True

@@ -18,7 +18,7 @@ import pytest
 from conftest import LAUNCH, PASSING_EVALUATOR, write_task
 from decathlon.backends.local import LocalBackend
 from decathlon.core.episode import EpisodeConfig, EpisodeResult, run_episode
-from decathlon.errors import context_overflow
+from decathlon.core.blame import context_overflow
 from decathlon.core.policies import OpenAIPolicy
 from decathlon.reports.report import build_report
 

@@ -45,7 +45,7 @@ sys.path.insert(0, {repo!r})
 from pathlib import Path
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
-from decathlon.core.episode import acquire
+from decathlon.core.lifecycle import acquire
 async def main():
     await acquire(LocalBackend(), SandboxSpec({run!r}, "ep-" + {run!r}, "project-deadlines", Path({mini!r})))
     print("acquired", flush=True)

@@ -62,7 +62,8 @@ def test_unwrap_reads_every_recorded_shape():
 
 
 def test_replay_policy_rewrites_later_calls_from_earlier_answers():
-    call = lambda i, name, args: {"id": i, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+    def call(i, name, args):
+        return {"id": i, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
     turns = [{"role": "assistant", "content": None, "tool_calls": [call("c1", "canvas-canvas_list_courses", {})]},
              {"role": "assistant", "content": None,
               "tool_calls": [call("c2", "canvas-canvas_list_quizzes", {"course_id": 56})]}]

@@ -60,7 +60,7 @@ async def _gather(b, run: str, n: int):
     try:
         return await asyncio.gather(*(_episode(b, run) for _ in range(n)))
     finally:
-        await b.aclose()
+        await b.close()
 
 
 def test_stuck_pending_is_bounded_then_an_infra_error_naming_it(tmp_path):
@@ -82,7 +82,7 @@ def test_running_but_unreachable_is_replaced(tmp_path):
             assert res.stdout.strip() == "answering"
             await first.release()
             await second.release()
-            await b.aclose()
+            await b.close()
         asyncio.run(go())
         stats = b.fake.stats()
         assert stats["created"] == 3
@@ -104,7 +104,7 @@ def test_failing_deletes_are_retried(tmp_path):
         async def go() -> None:
             box = await b.acquire(_spec("del"))
             await box.release()
-            await b.aclose()
+            await b.close()
         asyncio.run(go())
         assert not b.undeleted
         _clean(b.fake.stats())
@@ -118,7 +118,7 @@ def test_undeletable_sandboxes_are_found_by_gc(tmp_path):
             await box.release()  # never raises, even now
             assert box.id in b.undeleted and b.fake.stats()["alive"] == [box.id]
             removed = (await b.collect({"decathlon.run": run})).removed
-            await b.aclose()
+            await b.close()
             return removed
         assert asyncio.run(go()) == 1
         _clean(b.fake.stats())
@@ -146,7 +146,7 @@ def test_402_quota_stops_creating_and_releases_what_exists(tmp_path):
             with pytest.raises(InfraError) as after:  # the live one was released: its episode learns so
                 await held.exec(["true"])
             assert after.value.kind == "sandbox_released"
-            await b.aclose()
+            await b.close()
         asyncio.run(go())
         _clean(b.fake.stats())
 
@@ -156,7 +156,7 @@ def test_a_lost_create_response_is_retried_under_the_same_key(tmp_path):
         async def go() -> None:
             box = await b.acquire(_spec("idem"))
             await box.release()
-            await b.aclose()
+            await b.close()
         asyncio.run(go())
         stats = b.fake.stats()
         assert stats["created"] == 1 and list(stats["created_per_key"].values()) == [1]
@@ -189,7 +189,7 @@ def test_killed_from_outside_mid_session(tmp_path):
                 assert e.value.kind == "sandbox_died" and box.id in e.value.message
             finally:
                 await box.release()
-                await b.aclose()
+                await b.close()
         asyncio.run(go())
         _clean(b.fake.stats())
 

@@ -14,7 +14,7 @@ import yaml
 
 from conftest import MINI, PASSING_EVALUATOR, REPO, write_task
 from decathlon.sandbox.catalogue import plan_server, plan_servers
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError
 from decathlon.sandbox.launchers import parse_launch
 
 

@@ -59,7 +59,8 @@ def test_path_outside_workspace_is_refused(mini, tmp_path):
 
 
 def test_python_execute_format(mini):
-    out = mini.ok("execute", "local-python-execute", json.dumps({"code": "import sys\nprint('hi')\nprint('warn', file=sys.stderr)"}))
+    out = mini.ok("execute", "local-python-execute",
+                  json.dumps({"code": "import sys\nprint('hi')\nprint('warn', file=sys.stderr)"}))
     text = out["content"]
     assert text.startswith("=== STDOUT ===\nhi\n=== STDERR ===\nwarn\n=== EXECUTION INFO ===\nReturn code: 0\n")
     assert text.endswith("Timeout limit: 30 seconds")

@@ -72,7 +72,8 @@ def test_preprocess_gets_workspace_and_launch_time(task_api, source):
 
 
 def test_server_that_fails_to_start_is_named_with_its_stderr(task_api, source):
-    write_server(source, "flaky", sys.executable, ["-c", "import sys; sys.stderr.write('no API token configured\\n'); sys.exit(3)"])
+    write_server(source, "flaky", sys.executable,
+                 ["-c", "import sys; sys.stderr.write('no API token configured\\n'); sys.exit(3)"])
     write_task(source, "needs-flaky", servers=["flaky"], evaluator=PASSING_EVALUATOR)
     err = task_api.error("setup", "needs-flaky", "--source", str(source))
     assert err["kind"] == "server_start" and "'flaky'" in err["message"] and "no API token configured" in err["message"]

@@ -8,7 +8,7 @@ import pytest
 from decathlon.core.agent_loop import apply_context
 from decathlon.core.oracles import Call, Oracle, assistant_message, variables
 from decathlon.sandbox import launch_time
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError
 from decathlon.sandbox.routing import Route, route
 from decathlon.sandbox.toolfmt import render, shortuuid
 
@@ -28,7 +28,8 @@ def test_render_matches_toolathlon():
     one = render([{"type": "text", "text": "héllo \"x\"", "annotations": None, "_meta": None}])
     assert one == '{"type":"text","text":"héllo \\"x\\"","annotations":null}'
     two = render([{"type": "text", "text": "a", "error": True}, {"type": "text", "text": "b"}])
-    assert two == '[{"type": "text", "text": "a", "annotations": null, "error": true}, {"type": "text", "text": "b", "annotations": null}]'
+    assert two == ('[{"type": "text", "text": "a", "annotations": null, "error": true}, '
+                   '{"type": "text", "text": "b", "annotations": null}]')
     assert render([]) == "[]"
 
 

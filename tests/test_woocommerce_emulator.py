@@ -47,9 +47,10 @@ PRODUCT_KEYS = [
 
 
 def write_root(root: Path) -> Path:
-    users = [{"id": i, "first_name": f, "last_name": l, "full_name": f"{f} {l}", "email": f"{f.lower()}.{l.lower()}@mcp.com",
+    users = [{"id": i, "first_name": f, "last_name": last, "full_name": f"{f} {last}",
+              "email": f"{f.lower()}.{last.lower()}@mcp.com",
               "password": f"pw{i}", "canvas_token": f"canvas_{k}", "woocommerce_consumer_key": f"ck_test_{k}",
-              "woocommerce_consumer_secret": f"cs_test_{k}"} for i, f, l, k in PEOPLE]
+              "woocommerce_consumer_secret": f"cs_test_{k}"} for i, f, last, k in PEOPLE]
     (root / "configs").mkdir(parents=True, exist_ok=True)
     (root / "configs" / "users_data.json").write_text(json.dumps({"domain": "mcp.com", "users": users}))
     return root
@@ -481,7 +482,8 @@ def test_wp_posts_anonymous_reads_and_authorized_writes(emu):
     keyed = emu.store(85)  # WooCommerce keys are no login for WordPress' own routes
     error(keyed.post("/store85/wp-json/wp/v2/posts", json={"title": "x"}), 401, "rest_cannot_create")
     browser = login(emu, 85)
-    post = ok(browser.post("/store85/wp-json/wp/v2/posts", json={"title": "Promotion", "content": "Deals", "status": "publish"}), 201)
+    post = ok(browser.post("/store85/wp-json/wp/v2/posts",
+                           json={"title": "Promotion", "content": "Deals", "status": "publish"}), 201)
     assert (post["id"], post["content"]["rendered"], post["slug"]) == (9, "<p>Deals</p>\n", "promotion")
     assert ok(browser.delete(f"/store85/wp-json/wp/v2/posts/{post['id']}"))["status"] == "trash"
     assert ok(browser.delete(f"/store85/wp-json/wp/v2/posts/{post['id']}", params={"force": "true"}))["deleted"] is True

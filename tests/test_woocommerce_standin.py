@@ -250,4 +250,5 @@ def test_missing_environment_stops_before_speaking_mcp():
                           env={"PYTHONPATH": str(REPO), "WORDPRESS_SITE_URL": "http://x"}, timeout=20)
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == ("Error: Missing required environment variables:\n  - WOOCOMMERCE_CONSUMER_KEY\n"
-                           "  - WOOCOMMERCE_CONSUMER_SECRET\n\nPlease set these environment variables before running the server.\n")
+                           "  - WOOCOMMERCE_CONSUMER_SECRET\n\n"
+                           "Please set these environment variables before running the server.\n")

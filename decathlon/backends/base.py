@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from decathlon.backends.daemon_channel import NotConnected
 from decathlon.backends.leases import OWNER_LABEL, owner
 
 MANAGED_LABEL = "decathlon.managed"
@@ -36,7 +37,7 @@ class SandboxSpec:
     labels: dict[str, str] = field(default_factory=dict)
 
     def all_labels(self) -> dict[str, str]:
-        return {MANAGED_LABEL: "true", "decathlon.run": self.run_id, "decathlon.core.episode": self.episode_id,
+        return {MANAGED_LABEL: "true", "decathlon.run": self.run_id, "decathlon.episode": self.episode_id,
                 "decathlon.task": self.task, OWNER_LABEL: owner(), **self.labels}
 
 
@@ -52,11 +53,15 @@ class Sandbox(Protocol):
     id: str
 
     @property
+    def direct(self) -> bool:
+        """Whether tool calls can go straight to the episode daemon (`daemon_request`) instead of an exec."""
+
+    @property
     def source_path(self) -> str:
         """Where the task source is, as the sandbox sees it."""
 
     async def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 300.0) -> ExecResult:
-        """Run a command; a timeout raises InfraError("exec_timeout")."""
+        """Run a command; a timeout raises InfraError(Kind.EXEC_TIMEOUT)."""
 
     async def put_file(self, path: str, data: bytes) -> None:
         """Write a file; a relative path is relative to the episode's home."""
@@ -66,6 +71,19 @@ class Sandbox(Protocol):
 
     async def release(self) -> None:
         """Stop everything the sandbox runs and delete it. Idempotent; never raises."""
+
+    async def daemon_request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """One request to the episode daemon over the direct channel; NotConnected (nothing was sent) where
+        there is none, and the caller takes the exec path."""
+
+
+class ExecOnly:
+    """For a sandbox with no direct channel: every tool call goes through exec."""
+
+    direct = False
+
+    async def daemon_request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        raise NotConnected("this sandbox has no direct channel")
 
 
 class Backend(Protocol):
@@ -77,3 +95,7 @@ class Backend(Protocol):
     async def collect(self, labels: dict[str, str], force: bool = False) -> GcResult:
         """Remove what a crashed run left behind, by label. Without `force`, only this user's sandboxes
         whose run holds no lease (decathlon.backends.leases): a run still in progress keeps its own."""
+
+    async def close(self) -> None:
+        """Free what the backend holds beyond its sandboxes (a warm pool, an API client). Idempotent; the
+        backend may acquire again afterwards."""

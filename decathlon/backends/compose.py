@@ -38,12 +38,13 @@ from decathlon.backends import leases
 from decathlon.backends import daemon_channel
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
 from decathlon.backends.compose_pool import POOLED_EPISODE, Warm, WarmPool
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 AGENT_UID = 1500
 SERVICE_UID = 1501
 GRADER_UID = 1502
-USERS = f"agent={AGENT_UID},service={SERVICE_UID},grader={GRADER_UID}"  # TASK_API_USERS: who runs what (decathlon/sandbox/users.py)
+# TASK_API_USERS: who runs what (decathlon/sandbox/users.py)
+USERS = f"agent={AGENT_UID},service={SERVICE_UID},grader={GRADER_UID}"
 HOME = "/episodes/home"
 SOURCE = "/episodes/source"
 ZYGOTE = "/run/decathlon/zygote.sock"
@@ -84,7 +85,7 @@ def _docker():
 
 
 def _engine_error(exc: Exception) -> InfraError:
-    return InfraError("engine_unreachable", f"the Docker engine is unreachable ({exc}); is dockerd running and "
+    return InfraError(Kind.ENGINE_UNREACHABLE, f"the Docker engine is unreachable ({exc}); is dockerd running and "
                       "is /var/run/docker.sock (or DOCKER_HOST) usable by this user?")
 
 
@@ -218,7 +219,7 @@ class ComposeSandbox:
             self.container.kill()
         except Exception:  # noqa: BLE001 - it may be gone already
             pass
-        return InfraError("sandbox_died", f"sandbox {self.id} died: {cause}")
+        return InfraError(Kind.SANDBOX_DIED, f"sandbox {self.id} died: {cause}")
 
     def _exec_sync(self, argv: list[str], user: str, timeout: float) -> tuple[int, bytes, bytes]:
         api = self.backend.client.api
@@ -230,9 +231,9 @@ class ComposeSandbox:
 
     async def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 300.0) -> ExecResult:
         if self._released:
-            raise InfraError("sandbox_released", f"sandbox {self.id} was already released")
+            raise InfraError(Kind.SANDBOX_RELEASED, f"sandbox {self.id} was already released")
         if self._dead:
-            raise InfraError("sandbox_died", f"sandbox {self.id} died: {self._dead}")
+            raise InfraError(Kind.SANDBOX_DIED, f"sandbox {self.id} died: {self._dead}")
         user = _run_as(argv)
         wrapped = _wrap(argv) if argv[:1] == ["task-api"] else argv
         start = time.monotonic()
@@ -254,24 +255,24 @@ class ComposeSandbox:
                 ok = await asyncio.to_thread(self.container.put_archive, "/episodes", buf.getvalue())
             except _docker().errors.APIError as exc:
                 died = await asyncio.to_thread(self._fate)
-                raise died or InfraError("put_failed", f"stdin for {self.id}: {exc}") from None
+                raise died or InfraError(Kind.PUT_FAILED, f"stdin for {self.id}: {exc}") from None
             if not ok:
-                raise InfraError("put_failed", f"could not write the stdin of `{' '.join(argv[:3])}` in {self.id}")
+                raise InfraError(Kind.PUT_FAILED, f"could not write the stdin of `{' '.join(argv[:3])}` in {self.id}")
             wrapped = ["sh", "-c", 'f=$1; shift; "$@" < "$f"; rc=$?; rm -f "$f"; exit $rc', "sh", path, *wrapped]
         try:
             # The in-container `timeout` is the bound; this one only guards against a stuck engine.
             code, out, err = await asyncio.wait_for(asyncio.to_thread(self._exec_sync, wrapped, user, timeout),
                                                     timeout + KILL_GRACE + 30)
         except asyncio.TimeoutError:
-            raise InfraError("exec_timeout", f"the engine did not finish `{' '.join(argv[:3])}` in {self.id}") from None
+            raise InfraError(Kind.EXEC_TIMEOUT, f"the engine did not finish `{' '.join(argv[:3])}` in {self.id}") from None
         except _docker().errors.APIError as exc:
             died = await asyncio.to_thread(self._fate)
             if died:
                 raise died from None
-            raise InfraError("exec_failed", f"docker exec in {self.id} failed: {exc}") from None
+            raise InfraError(Kind.EXEC_FAILED, f"docker exec in {self.id} failed: {exc}") from None
         elapsed = time.monotonic() - start
         if code in (124, 137) and elapsed >= timeout - 0.5:
-            raise InfraError("exec_timeout", f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}")
+            raise InfraError(Kind.EXEC_TIMEOUT, f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}")
         stderr = err.decode("utf-8", "replace")
         kills, stderr = _oom_kills(stderr)
         if kills:
@@ -303,14 +304,14 @@ class ComposeSandbox:
     async def put_file(self, path: str, data: bytes) -> None:
         target = self._resolve(path)
         if not target.startswith("/episodes/"):
-            raise InfraError("usage", f"put_file writes under /episodes only, not {target}")
+            raise InfraError(Kind.USAGE, f"put_file writes under /episodes only, not {target}")
         where, blob = self._tar(target, data)
         try:
             ok = await asyncio.to_thread(self.container.put_archive, where, blob)
         except _docker().errors.APIError as exc:
-            raise (await asyncio.to_thread(self._fate)) or InfraError("put_failed", f"put_archive failed: {exc}") from None
+            raise (await asyncio.to_thread(self._fate)) or InfraError(Kind.PUT_FAILED, f"put_archive failed: {exc}") from None
         if not ok:
-            raise InfraError("put_failed", f"could not write {target} in {self.id}")
+            raise InfraError(Kind.PUT_FAILED, f"could not write {target} in {self.id}")
 
     async def get_file(self, path: str) -> bytes:
         target = self._resolve(path)
@@ -318,14 +319,14 @@ class ComposeSandbox:
             stream, _ = await asyncio.to_thread(self.container.get_archive, target)
             raw = b"".join(await asyncio.to_thread(list, stream))
         except _docker().errors.NotFound as exc:
-            raise InfraError("file_missing", f"{path} is not in sandbox {self.id}") from exc
+            raise InfraError(Kind.FILE_MISSING, f"{path} is not in sandbox {self.id}") from exc
         except _docker().errors.APIError as exc:
-            raise InfraError("file_missing", f"{path} could not be read from {self.id}: {exc}") from exc
+            raise InfraError(Kind.FILE_MISSING, f"{path} could not be read from {self.id}: {exc}") from exc
         with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
             member = tar.next()
             f = tar.extractfile(member) if member is not None else None
             if f is None:
-                raise InfraError("file_missing", f"{path} in {self.id} is not a regular file")
+                raise InfraError(Kind.FILE_MISSING, f"{path} in {self.id} is not a regular file")
             return f.read()
 
     async def copy_source(self, source: Path, task: str) -> None:
@@ -357,7 +358,7 @@ class ComposeSandbox:
                 tar.add(task_dir, f"source/tasks/finalpool/{task}", filter=owned)
         ok = await asyncio.to_thread(self.container.put_archive, "/episodes", buf.getvalue())
         if not ok:
-            raise InfraError("put_failed", f"could not copy the task source into {self.id}")
+            raise InfraError(Kind.PUT_FAILED, f"could not copy the task source into {self.id}")
 
     async def release(self) -> None:
         if self._released:
@@ -454,9 +455,9 @@ class ComposeBackend:
                        "/run/decathlon": f"size=1m,mode=0755,uid={AGENT_UID},gid={AGENT_UID}",
                        "/home/agent": f"size=64m,mode=0755,uid={AGENT_UID},gid={AGENT_UID}"})
         except docker.errors.ImageNotFound:
-            raise InfraError("image_missing", f"the sandbox image {self.image} is not built; {BUILD_HINT}") from None
+            raise InfraError(Kind.IMAGE_MISSING, f"the sandbox image {self.image} is not built; {BUILD_HINT}") from None
         except docker.errors.APIError as exc:
-            raise InfraError("acquire_failed", f"could not start a sandbox container: {exc}") from None
+            raise InfraError(Kind.ACQUIRE_FAILED, f"could not start a sandbox container: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - requests' connection errors: the engine is gone
             raise _engine_error(exc) from None
 
@@ -467,7 +468,7 @@ class ComposeBackend:
         try:
             self.client.images.get(self.image)
         except docker.errors.ImageNotFound:
-            raise InfraError("image_missing", f"the sandbox image {self.image} is not built; {BUILD_HINT}") from None
+            raise InfraError(Kind.IMAGE_MISSING, f"the sandbox image {self.image} is not built; {BUILD_HINT}") from None
         except Exception as exc:  # noqa: BLE001
             raise _engine_error(exc) from None
         self._image_ok = True
@@ -499,10 +500,10 @@ class ComposeBackend:
             code, _ = warm.container.exec_run(["sh", "-c", wait], user=str(AGENT_UID))
         except Exception as exc:  # noqa: BLE001 - the pool retries; acquire meanwhile starts fresh ones
             self.remove(warm.container)
-            raise InfraError("acquire_failed", f"a pooled container did not start: {exc}") from None
+            raise InfraError(Kind.ACQUIRE_FAILED, f"a pooled container did not start: {exc}") from None
         if code != 0:
             self.remove(warm.container)
-            raise InfraError("acquire_failed", "a pooled container's zygote did not start within 60 s")
+            raise InfraError(Kind.ACQUIRE_FAILED, "a pooled container's zygote did not start within 60 s")
         return warm
 
     def _warm(self, spec: SandboxSpec) -> Warm | None:
@@ -510,8 +511,8 @@ class ComposeBackend:
         episode: its containers carry the run's labels, all but the episode's own)."""
         if self.pool_size <= 0:
             return None
-        labels = {k: v for k, v in spec.all_labels().items() if k not in ("decathlon.core.episode", "decathlon.task")}
-        labels["decathlon.core.episode"] = POOLED_EPISODE
+        labels = {k: v for k, v in spec.all_labels().items() if k not in ("decathlon.episode", "decathlon.task")}
+        labels["decathlon.episode"] = POOLED_EPISODE
         key = json.dumps(labels, sort_keys=True)
         with self._pool_lock:
             if self._pool is None or self._pool_run != key:
@@ -536,8 +537,11 @@ class ComposeBackend:
         pool = self._pool
         return pool.ready() if pool is not None else 0
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Remove the warm pool's unused containers (a later acquire starts a new pool)."""
+        await asyncio.to_thread(self._close_pool)
+
+    def _close_pool(self) -> None:
         with self._pool_lock:
             pool, self._pool = self._pool, None
         if pool is not None:

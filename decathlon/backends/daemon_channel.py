@@ -12,7 +12,7 @@ import os
 import socket
 import struct
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.contract.replies import EXECUTE_REPLY_MAX, decode, read_capped
 
 
@@ -62,11 +62,11 @@ async def request(path: str, payload: dict, timeout: float, peer_uid: int | None
         writer.write_eof()
         raw = await asyncio.wait_for(read_capped(reader, max_bytes, "the episode daemon"), timeout)
     except asyncio.TimeoutError:
-        raise InfraError("exec_timeout", f"no answer from the episode daemon within {timeout:.0f} s") from None
+        raise InfraError(Kind.EXEC_TIMEOUT, f"no answer from the episode daemon within {timeout:.0f} s") from None
     except OSError as exc:
-        raise InfraError("daemon_died", f"the episode daemon broke the connection: {exc}") from exc
+        raise InfraError(Kind.DAEMON_DIED, f"the episode daemon broke the connection: {exc}") from exc
     finally:
         writer.close()
     if not raw:
-        raise InfraError("daemon_died", "the episode daemon closed the connection without answering")
+        raise InfraError(Kind.DAEMON_DIED, "the episode daemon closed the connection without answering")
     return decode(raw, "the episode daemon", "execute")

@@ -25,12 +25,13 @@ from pathlib import Path
 from decathlon.backends import daemon_channel, local_users
 from decathlon.backends import leases
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.contract.replies import EXEC_OUTPUT_MAX, STDERR_KEPT, read_capped, read_tail
 from decathlon.sandbox.home import Home
 from decathlon.tape.redact import secret_names
 from decathlon.sandbox import services
-from decathlon.sandbox.lifecycle import alive, stop_leftovers
+from decathlon.sandbox.lifecycle import stop_leftovers
+from decathlon.sandbox.procs import alive
 
 PREFIX = "decathlon-ep-"
 LABELS_FILE = "labels.json"
@@ -61,7 +62,8 @@ def zygote_socket() -> str | None:
         return None
     if _zygote is None or _zygote[0].poll() is not None:
         path = f"/tmp/decathlon-zygote-{os.getpid()}-{uuid.uuid4().hex[:8]}.sock"
-        proc = subprocess.Popen([sys.executable, "-m", "decathlon.sandbox.zygote", "--socket", path, "--parent", str(os.getpid())],
+        proc = subprocess.Popen([sys.executable, "-m", "decathlon.sandbox.zygote", "--socket", path,
+                                 "--parent", str(os.getpid())],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
                                 env=sandbox_env())
         _zygote = (proc, path)
@@ -138,7 +140,7 @@ class LocalSandbox:
 
     async def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 300.0) -> ExecResult:
         if self._released:
-            raise InfraError("sandbox_released", f"sandbox {self.id} was already released")
+            raise InfraError(Kind.SANDBOX_RELEASED, f"sandbox {self.id} was already released")
         if argv and argv[0] == "task-api":
             argv = [*_task_api_argv(), *argv[1:]]
         # Its services listen at the tasks' fixed ports: in a network namespace of the episode's own here.
@@ -174,6 +176,7 @@ class LocalSandbox:
 
         async def run() -> tuple[bytes, bytes]:
             # Bounded: what the sandbox prints is read up to a cap, never whole (it may be hostile).
+            assert proc.stdout is not None and proc.stderr is not None  # both PIPE above
             out, err, _ = await asyncio.gather(read_capped(proc.stdout, EXEC_OUTPUT_MAX, "a command in the sandbox"),
                                                read_tail(proc.stderr, STDERR_KEPT), feed(proc.stdin))
             await proc.wait()
@@ -185,7 +188,7 @@ class LocalSandbox:
             _killpg(proc.pid)
             await proc.wait()
             if isinstance(exc, asyncio.TimeoutError):
-                raise InfraError("exec_timeout", f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}") from None
+                raise InfraError(Kind.EXEC_TIMEOUT, f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}") from None
             raise
         return ExecResult(proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
                           time.monotonic() - start)
@@ -204,7 +207,7 @@ class LocalSandbox:
         try:
             return self._resolve(path).read_bytes()
         except OSError as exc:
-            raise InfraError("file_missing", f"{path} is not in sandbox {self.id}: {exc}") from exc
+            raise InfraError(Kind.FILE_MISSING, f"{path} is not in sandbox {self.id}: {exc}") from exc
 
     async def release(self) -> None:
         if self._released:
@@ -262,7 +265,7 @@ def _check_readable(source: Path, identity: local_users.Identity) -> None:
               os.environ.get("DECATHLON_TASK_PYTHON", ""), os.environ.get("DECATHLON_AGENT_PYTHON", "")]
     missing = local_users.unreadable([p for p in wanted if p and os.path.exists(p)], identity.users)
     if missing:
-        raise InfraError("acquire_unreadable", "as root, the local backend runs each episode as unprivileged "
+        raise InfraError(Kind.ACQUIRE_UNREADABLE, "as root, the local backend runs each episode as unprivileged "
                          f"users of its own, which cannot read {', '.join(missing)}: make it readable by all "
                          "users (chmod o+rX on it and every folder above it: an interpreter under /root, pyenv's say, "
                          "needs `chmod o+x /root`, which ci/test does as root), move it, or use --backend compose")
@@ -291,6 +294,9 @@ class LocalBackend:
                 identity.release()
             raise
         return LocalSandbox(root, spec.source, self.direct, identity)
+
+    async def close(self) -> None:
+        """Nothing to free: a local sandbox holds nothing beyond itself."""
 
     async def collect(self, labels: dict[str, str], force: bool = False) -> GcResult:
         result = GcResult()

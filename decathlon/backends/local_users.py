@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.users import Users, any_process_of
 
 UID_BASE = int(os.environ.get("DECATHLON_LOCAL_UID_BASE", "1600000"))
@@ -75,7 +75,7 @@ def _lock_dir() -> Path:
     LOCK_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
     st = LOCK_DIR.lstat()
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
-        raise InfraError("acquire_users", f"{LOCK_DIR} must be a folder of root's that no one else can write "
+        raise InfraError(Kind.ACQUIRE_USERS, f"{LOCK_DIR} must be a folder of root's that no one else can write "
                          "(it holds the local episodes' user slots); remove it, or name another in "
                          "DECATHLON_LOCAL_UID_LOCKS")
     return LOCK_DIR
@@ -116,7 +116,7 @@ def claim(episode_id: str) -> Identity:
         ident = Identity(slot, fd)
         ident.kill_all()
         return ident
-    raise InfraError("acquire_users", f"all {SLOTS} local user slots are in use (DECATHLON_LOCAL_UID_SLOTS)")
+    raise InfraError(Kind.ACQUIRE_USERS, f"all {SLOTS} local user slots are in use (DECATHLON_LOCAL_UID_SLOTS)")
 
 
 def reclaim(slot: int) -> bool:

@@ -20,18 +20,22 @@ import tempfile
 import time
 import uuid
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from decathlon.backends import leases
-from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
-from decathlon.errors import InfraError
+from decathlon.backends.base import MANAGED_LABEL, ExecOnly, ExecResult, GcResult, SandboxSpec
+from decathlon.errors import InfraError, Kind
+
+if TYPE_CHECKING:  # for annotations only: the SDK itself is imported where it is used
+    from prime_sandboxes import AsyncSandboxClient
 
 log = logging.getLogger("decathlon.prime")
 
 ENV = "DECATHLON_PRIME_"
-TRANSIENT_MARKERS = ("HTTP 429", "HTTP 500", "HTTP 502", "HTTP 503", "HTTP 504", "Request failed",
-                     "timed out", "unavailable")
+TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 @dataclass(frozen=True)
@@ -65,10 +69,10 @@ class PrimeConfig:
         return env
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> PrimeConfig:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> PrimeConfig:
         env = os.environ if env is None else env
         cfg = cls()
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         for name, default in cfg.__dict__.items():
             raw = env.get(ENV + name.upper())
             if raw is None or raw == "":
@@ -78,9 +82,36 @@ class PrimeConfig:
         return replace(cfg, **changes)
 
 
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status behind an SDK error: the SDK raises its APIError from httpx's status error."""
+    import httpx
+
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain of causes is short; bounded all the same
+        if seen is None:
+            return None
+        if isinstance(seen, httpx.HTTPStatusError):
+            return seen.response.status_code
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def _transient(exc: BaseException) -> bool:
-    text = str(exc)
-    return any(m.lower() in text.lower() for m in TRANSIENT_MARKERS)
+    """Worth retrying: a timeout, a connection that failed, a 429 or a 5xx, as the SDK's error types and
+    the status behind them say (never its wording)."""
+    import httpx
+    from prime_sandboxes import APITimeoutError
+
+    if isinstance(exc, (APITimeoutError, asyncio.TimeoutError)):
+        return True
+    cause: BaseException | None = exc
+    for _ in range(8):
+        if cause is None:
+            break
+        if isinstance(cause, (httpx.TransportError, httpx.TimeoutException)):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return _http_status(exc) in TRANSIENT_STATUS
 
 
 def _delay(attempt: int, base: float, cap: float) -> float:
@@ -106,12 +137,12 @@ class _Pacer:
 @dataclass
 class _LoopState:
     """What must belong to one event loop: the SDK client (httpx) and the live-sandbox cap."""
-    client: object
+    client: AsyncSandboxClient
     live: asyncio.Semaphore
     boxes: dict[str, PrimeSandbox] = field(default_factory=dict)
 
 
-class PrimeSandbox:
+class PrimeSandbox(ExecOnly):
     def __init__(self, backend: PrimeBackend, state: _LoopState, sandbox_id: str, episode: str) -> None:
         self.backend, self.state, self.id, self.episode = backend, state, sandbox_id, episode
         self._released = False
@@ -123,20 +154,20 @@ class PrimeSandbox:
         return self.backend.config.source_path
 
     @property
-    def client(self):  # the SDK's AsyncSandboxClient
+    def client(self) -> AsyncSandboxClient:
         return self.state.client
 
     def _path(self, path: str) -> str:
         return path if path.startswith("/") else f"{self.backend.config.home}/{path}"
 
     def _died(self, exc: BaseException) -> InfraError:
-        return InfraError("sandbox_died", f"sandbox {self.id} is no longer running: {exc}")
+        return InfraError(Kind.SANDBOX_DIED, f"sandbox {self.id} is no longer running: {exc}")
 
     async def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 300.0) -> ExecResult:
         from prime_sandboxes import APIError, CommandTimeoutError, SandboxNotRunningError
 
         if self._released:
-            raise InfraError("sandbox_released", f"sandbox {self.id} was already released")
+            raise InfraError(Kind.SANDBOX_RELEASED, f"sandbox {self.id} was already released")
         command = shlex.join(argv)
         if stdin is not None:  # a file read as stdin, removed after (commands run through a shell)
             name = f"run/stdin-{uuid.uuid4().hex[:12]}"
@@ -150,11 +181,11 @@ class PrimeSandbox:
                 self.client.execute_command(self.id, command, working_dir=home, env=self.backend.config.sandbox_env(),
                                             timeout=max(1, math.ceil(timeout))), timeout + 30)
         except (CommandTimeoutError, asyncio.TimeoutError):
-            raise InfraError("exec_timeout", f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}") from None
+            raise InfraError(Kind.EXEC_TIMEOUT, f"`{' '.join(argv[:4])}` ran over {timeout:.0f} s in {self.id}") from None
         except SandboxNotRunningError as exc:
             raise self._died(exc) from exc
         except APIError as exc:
-            raise InfraError("sandbox_unreachable", f"sandbox {self.id} did not answer: {exc}") from exc
+            raise InfraError(Kind.SANDBOX_UNREACHABLE, f"sandbox {self.id} did not answer: {exc}") from exc
         return ExecResult(res.exit_code, res.stdout, res.stderr, time.monotonic() - start)
 
     async def put_file(self, path: str, data: bytes) -> None:
@@ -165,10 +196,10 @@ class PrimeSandbox:
         except SandboxNotRunningError as exc:
             raise self._died(exc) from exc
         except APIError as exc:
-            raise InfraError("file_upload_failed", f"{path} into sandbox {self.id}: {exc}") from exc
+            raise InfraError(Kind.FILE_UPLOAD_FAILED, f"{path} into sandbox {self.id}: {exc}") from exc
 
     async def get_file(self, path: str) -> bytes:
-        from prime_sandboxes import APIError, SandboxNotRunningError
+        from prime_sandboxes import APIError, SandboxFileNotFoundError, SandboxNotRunningError
 
         with tempfile.TemporaryDirectory(prefix="decathlon-prime-") as tmp:
             local = os.path.join(tmp, "file")
@@ -178,7 +209,8 @@ class PrimeSandbox:
             except SandboxNotRunningError as exc:
                 raise self._died(exc) from exc
             except APIError as exc:
-                kind = "file_missing" if "404" in str(exc) else "file_download_failed"
+                missing = isinstance(exc, SandboxFileNotFoundError) or _http_status(exc) == 404
+                kind = Kind.FILE_MISSING if missing else Kind.FILE_DOWNLOAD_FAILED
                 raise InfraError(kind, f"{path} is not readable in sandbox {self.id}: {exc}") from exc
 
     async def release(self) -> None:
@@ -193,6 +225,8 @@ class PrimeSandbox:
             pass
 
     async def _delete(self) -> None:
+        from prime_sandboxes import UnauthorizedError
+
         cfg = self.backend.config
         try:
             for attempt in range(cfg.release_attempts):
@@ -200,9 +234,9 @@ class PrimeSandbox:
                     await self.client.delete(self.id)
                     return
                 except Exception as exc:  # noqa: BLE001 - every failure is retried, then left to gc
-                    if "404" in str(exc):
+                    if _http_status(exc) == 404:  # already gone
                         return
-                    if type(exc).__name__ == "UnauthorizedError":
+                    if isinstance(exc, UnauthorizedError):
                         break
                     log.warning("delete %s failed (attempt %d): %s", self.id, attempt + 1, exc)
                     await asyncio.sleep(_delay(attempt, cfg.backoff_base, cfg.backoff_cap))
@@ -223,12 +257,12 @@ class PrimeBackend:
 
     def __init__(self, config: PrimeConfig, api_key: str) -> None:
         if not api_key:
-            raise InfraError("no_api_key", "the prime backend needs PRIME_API_KEY (a Prime Intellect API key)")
+            raise InfraError(Kind.NO_API_KEY, "the prime backend needs PRIME_API_KEY (a Prime Intellect API key)")
         self.config = config
         self._api_key = api_key  # handed to the SDK only; never printed, logged or written
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
         self._pacer = _Pacer(config.creates_per_min)
-        self.stopped: InfraError | None = None  # set on 401/402/quota: no more creates
+        self.stopped: InfraError | None = None  # set on 401/402/403: no more creates
         self.undeleted: set[str] = set()
 
     def __repr__(self) -> str:  # the key stays out of every repr and traceback
@@ -257,8 +291,8 @@ class PrimeBackend:
     def _labels(self, spec: SandboxSpec) -> list[str]:
         return [f"{k}={v}" for k, v in {"decathlon.project": self.config.project, **spec.all_labels()}.items()]
 
-    async def _stop(self, state: _LoopState, kind: str, exc: BaseException) -> InfraError:
-        """The account cannot create (401, 402, quota): stop creating, release what exists, report."""
+    async def _stop(self, state: _LoopState, kind: Kind, exc: BaseException) -> InfraError:
+        """The account cannot create (401, 402, 403): stop creating, release what exists, report."""
         if self.stopped is None:
             self.stopped = InfraError(kind, f"Prime refused to create sandboxes ({exc}); no more are created "
                                             "in this run and the live ones are being released", "acquire")
@@ -282,17 +316,17 @@ class PrimeBackend:
             try:
                 return (await state.client.create(request)).id
             except UnauthorizedError as exc:
-                raise await self._stop(state, "unauthorized", exc) from None
+                raise await self._stop(state, Kind.UNAUTHORIZED, exc) from None
             except PaymentRequiredError as exc:
-                raise await self._stop(state, "payment_required", exc) from None
+                raise await self._stop(state, Kind.PAYMENT_REQUIRED, exc) from None
             except APIError as exc:
-                if "quota" in str(exc).lower():
-                    raise await self._stop(state, "quota_exceeded", exc) from None
+                if _http_status(exc) == 403:  # forbidden for the account (its quota): no create will pass
+                    raise await self._stop(state, Kind.QUOTA_EXCEEDED, exc) from None
                 if not _transient(exc):
-                    raise InfraError("create_failed", f"Prime rejected the sandbox: {exc}", "acquire") from exc
+                    raise InfraError(Kind.CREATE_FAILED, f"Prime rejected the sandbox: {exc}", "acquire") from exc
                 last = exc
                 await asyncio.sleep(_delay(attempt, cfg.backoff_base, cfg.backoff_cap))
-        raise InfraError("create_failed", f"no sandbox after {cfg.create_attempts} attempts: {last}", "acquire")
+        raise InfraError(Kind.CREATE_FAILED, f"no sandbox after {cfg.create_attempts} attempts: {last}", "acquire")
 
     async def _wait_running(self, state: _LoopState, sandbox_id: str) -> None:
         cfg = self.config
@@ -307,7 +341,7 @@ class PrimeBackend:
                     if status == "RUNNING":
                         return
                     if status in ("ERROR", "TERMINATED", "TIMEOUT"):
-                        raise InfraError("sandbox_died", f"sandbox {sandbox_id} went {status} while starting "
+                        raise InfraError(Kind.SANDBOX_DIED, f"sandbox {sandbox_id} went {status} while starting "
                                                          f"({snap.error_type}: {snap.error_message})", "acquire")
             except InfraError:
                 raise
@@ -316,7 +350,7 @@ class PrimeBackend:
             await asyncio.sleep(min(max(0.0, deadline - time.monotonic()), 0.25 * 1.5 ** min(poll, 6)
                                     * random.uniform(0.75, 1.25)))
             poll += 1
-        raise InfraError("sandbox_start_timeout", f"sandbox {sandbox_id} stayed {status} for "
+        raise InfraError(Kind.SANDBOX_START_TIMEOUT, f"sandbox {sandbox_id} stayed {status} for "
                                                   f"{cfg.start_timeout:.0f} s", "acquire")
 
     async def _answers(self, state: _LoopState, sandbox_id: str) -> bool:
@@ -359,9 +393,9 @@ class PrimeBackend:
                 gone._holds_slot = False  # the slot passes to the replacement
                 await gone.release()
                 if gone.id in self.undeleted:  # never two at once for one episode
-                    raise InfraError("sandbox_unreachable", f"sandbox {gone.id} does not answer and could not "
+                    raise InfraError(Kind.SANDBOX_UNREACHABLE, f"sandbox {gone.id} does not answer and could not "
                                                             "be deleted", "acquire")
-            raise InfraError("sandbox_unreachable", f"sandboxes {', '.join(tried)} were RUNNING but never "
+            raise InfraError(Kind.SANDBOX_UNREACHABLE, f"sandboxes {', '.join(tried)} were RUNNING but never "
                                                     "answered", "acquire")
         except BaseException:
             if box is not None:
@@ -420,10 +454,10 @@ class PrimeBackend:
                 return await call()
             except Exception as exc:  # noqa: BLE001
                 if attempt == cfg.release_attempts - 1 or not _transient(exc):
-                    raise InfraError("gc_failed", f"{what}: {exc}") from exc
+                    raise InfraError(Kind.GC_FAILED, f"{what}: {exc}") from exc
                 await asyncio.sleep(_delay(attempt, cfg.backoff_base, cfg.backoff_cap))
 
-    async def aclose(self) -> None:
+    async def close(self) -> None:
         state = self._states.pop(asyncio.get_running_loop(), None)
         if state is not None:
             await state.client.aclose()

@@ -35,7 +35,7 @@ PIP_PIN = "pip==25.1.1"
 
 
 def _checkout_files(source: Path) -> list[Path]:
-    out = []
+    out: list[Path] = []
     for root, dirs, files in os.walk(source):
         dirs[:] = sorted(d for d in dirs if d not in SKIP)
         out.extend(Path(root) / f for f in sorted(files) if not f.endswith(".pyc"))

@@ -9,7 +9,6 @@ Tags are content addressed (a hash of every input), so an unchanged tree is a no
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import shutil
@@ -19,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "docker" / "sandbox.Dockerfile"
@@ -39,8 +38,9 @@ SANDBOX_PACKAGES = ("decathlon/__init__.py", "decathlon/errors.py", "decathlon/c
                     "decathlon/emulators", "decathlon/standins", "decathlon/sandbox")
 SOURCES = (*SANDBOX_PACKAGES, "fixtures/toolathlon-mini", "fixtures/cassettes")
 # The host side goes into the runner image only, so editing it does not make the sandbox image stale.
-HOST_SOURCES = ("decathlon/__main__.py", "decathlon/backends", "decathlon/core", "decathlon/recordings",
-                "decathlon/checkout", "decathlon/training", "decathlon/reports", "decathlon/cli")
+HOST_SOURCES = ("decathlon/__main__.py", "decathlon/layers.py", "decathlon/conformance.py", "decathlon/backends",
+                "decathlon/core", "decathlon/recordings", "decathlon/checkout", "decathlon/training", "decathlon/reports",
+                "decathlon/cli")
 CI_FILES = ("ci/install_servers.py", "ci/http-shim.txt", "ci/servers", "ci/constraints.txt")
 RUNNER_REQS = ("docker", "rich", "httpx")
 BOOTSTRAP_TIMEOUT = 900
@@ -82,11 +82,11 @@ def _run(argv: list[str], timeout: float, what: str, **kw) -> subprocess.Complet
     try:
         proc = subprocess.run(argv, timeout=timeout, **kw)
     except subprocess.TimeoutExpired:
-        raise InfraError("image_build", f"{what} ran over {timeout:.0f} s") from None
+        raise InfraError(Kind.IMAGE_BUILD, f"{what} ran over {timeout:.0f} s") from None
     except FileNotFoundError as exc:
-        raise InfraError("image_build", f"{what}: {exc.filename} is not installed") from None
+        raise InfraError(Kind.IMAGE_BUILD, f"{what}: {exc.filename} is not installed") from None
     if proc.returncode != 0:
-        raise InfraError("image_build", f"{what} failed (exit {proc.returncode})")
+        raise InfraError(Kind.IMAGE_BUILD, f"{what} failed (exit {proc.returncode})")
     return proc
 
 
@@ -94,9 +94,9 @@ def image_exists(tag: str) -> bool:
     try:
         return subprocess.run(["docker", "image", "inspect", tag], capture_output=True, timeout=60).returncode == 0
     except FileNotFoundError:
-        raise InfraError("engine_unreachable", "the docker CLI is not installed") from None
+        raise InfraError(Kind.ENGINE_UNREACHABLE, "the docker CLI is not installed") from None
     except subprocess.TimeoutExpired:
-        raise InfraError("engine_unreachable", "the Docker engine did not answer within 60 s") from None
+        raise InfraError(Kind.ENGINE_UNREACHABLE, "the Docker engine did not answer within 60 s") from None
 
 
 def _check_engine() -> None:
@@ -106,7 +106,7 @@ def _check_engine() -> None:
     except (FileNotFoundError, subprocess.TimeoutExpired):
         r = None
     if r is None or r.returncode != 0:
-        raise InfraError("engine_unreachable", "the Docker engine is unreachable (is dockerd running, and may this "
+        raise InfraError(Kind.ENGINE_UNREACHABLE, "the Docker engine is unreachable (is dockerd running, and may this "
                          "user use /var/run/docker.sock?)" + (f": {r.stderr.strip()}" if r is not None else ""))
 
 
@@ -120,7 +120,7 @@ def _ensure_bootstrapper() -> list[str]:
         _run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "mmdebstrap"], 600, "apt-get install mmdebstrap",
              env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
         return ["mmdebstrap"]
-    raise InfraError("image_build", "no base image and no way to bootstrap one: install mmdebstrap or debootstrap "
+    raise InfraError(Kind.IMAGE_BUILD, "no base image and no way to bootstrap one: install mmdebstrap or debootstrap "
                      "(apt-get install mmdebstrap), or pass --base-image python:3.11-slim where images can be pulled")
 
 
@@ -247,13 +247,3 @@ def build(base_image: str | None = None, tag: str | None = None) -> str:
     say(f"sandbox image {tag} ({image_size(tag) / 1e6:.0f} MB), runner {runner}; "
         f"{time.monotonic() - began:.1f} s")
     return tag
-
-
-def build_command(ns: argparse.Namespace) -> int:
-    tag = build(ns.base_image, ns.tag)
-    if ns.source:
-        from decathlon.checkout.checkout_image import build as build_checkout
-        from decathlon.checkout.tasks import resolve_source
-        tag = build_checkout(resolve_source(ns.source), tag)
-    print(tag)
-    return 0

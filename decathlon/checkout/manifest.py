@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.tape.store import write_atomic
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def generate(table: Path) -> dict:
     try:
         rows = list(csv.DictReader(table.read_text(encoding="utf-8").splitlines()))
     except OSError as exc:
-        raise InfraError("no_facts_table", f"cannot read the Toolathlon facts table {table}: {exc}; set "
+        raise InfraError(Kind.NO_FACTS_TABLE, f"cannot read the Toolathlon facts table {table}: {exc}; set "
                          "DECATHLON_TOOLATHLON_DATA to the folder holding tasks.csv") from exc
     group_of = {t: sorted(g) for g in CONFLICT_GROUPS for t in g}
     tasks = []

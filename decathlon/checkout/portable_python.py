@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 VERSION = "3.13"
 SUITE = "trixie"
@@ -47,7 +47,7 @@ def _tool(name: str, package: str, say: Callable[[str], None]) -> str:
         found = shutil.which(name)
         if found:
             return found
-    raise InfraError("portable_python", f"building a Python {VERSION} from Debian {SUITE} packages needs {name}: "
+    raise InfraError(Kind.PORTABLE_PYTHON, f"building a Python {VERSION} from Debian {SUITE} packages needs {name}: "
                      f"apt-get install {package}")
 
 
@@ -55,9 +55,9 @@ def _run(argv: list[str], what: str) -> None:
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        raise InfraError("portable_python", f"{what} ran over {TIMEOUT:.0f} s") from None
+        raise InfraError(Kind.PORTABLE_PYTHON, f"{what} ran over {TIMEOUT:.0f} s") from None
     if proc.returncode != 0:
-        raise InfraError("portable_python", f"{what} failed (exit {proc.returncode}): {(proc.stderr or proc.stdout)[-1500:]}")
+        raise InfraError(Kind.PORTABLE_PYTHON, f"{what} failed (exit {proc.returncode}): {(proc.stderr or proc.stdout)[-1500:]}")
 
 
 def build(dest: Path, for_path: Path | None = None, say: Callable[[str], None] = lambda _: None) -> Path:
@@ -67,7 +67,7 @@ def build(dest: Path, for_path: Path | None = None, say: Callable[[str], None] =
     if stamp.is_file() and stamp.read_text().strip() == str(for_path):
         return interpreter(dest)
     if dest.exists() and any(dest.iterdir()) and not stamp.is_file():
-        raise InfraError("usage", f"{dest} exists and is not a portable Python: name a new folder "
+        raise InfraError(Kind.USAGE, f"{dest} exists and is not a portable Python: name a new folder "
                          "(DECATHLON_PORTABLE_PYTHON_DIR)")
     mmdebstrap = _tool("mmdebstrap", "mmdebstrap", say)
     patchelf = _tool("patchelf", "patchelf", say)
@@ -105,7 +105,7 @@ def check(python: Path) -> None:
     probe = subprocess.run([str(python), "-c", "import ssl, sqlite3, ctypes, venv, sys; print(sys.version)"],
                            capture_output=True, text=True, timeout=60)
     if probe.returncode != 0:
-        raise InfraError("portable_python", f"{python} does not run: {probe.stderr[-800:]}")
+        raise InfraError(Kind.PORTABLE_PYTHON, f"{python} does not run: {probe.stderr[-800:]}")
 
 
 def _runs(python: str) -> bool:
@@ -124,7 +124,7 @@ def resolve(spec: str, say: Callable[[str], None]) -> str:
     if on_path and _runs(on_path):  # a pyenv shim without that version installed does not
         return on_path
     if spec != VERSION:
-        raise InfraError("bad_python", f"no python{spec} on this machine, and the portable build is Python {VERSION}: "
+        raise InfraError(Kind.BAD_PYTHON, f"no python{spec} on this machine, and the portable build is Python {VERSION}: "
                          f"pass --python {VERSION} or a path")
     return str(build(default_dir(), say=say))
 

@@ -23,7 +23,7 @@ from typing import Callable
 from packaging.markers import InvalidMarker, Marker
 from packaging.utils import canonicalize_name
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 REPORT = "decathlon-task-env.json"
 INSTALL_TIMEOUT = 1800.0
@@ -34,7 +34,8 @@ _ENV_PROBE = ("import json, os, platform, sys\n"
               "platform.python_version(), 'os_name': os.name, 'platform_machine': platform.machine(), "
               "'platform_python_implementation': platform.python_implementation(), 'platform_release': "
               "platform.release(), 'platform_system': platform.system(), 'platform_version': platform.version(), "
-              "'python_full_version': platform.python_version(), 'python_version': '.'.join(platform.python_version_tuple()[:2]), "
+              "'python_full_version': platform.python_version(), "
+              "'python_version': '.'.join(platform.python_version_tuple()[:2]), "
               "'sys_platform': sys.platform}))\n")
 # pip's words for a requirement it could not satisfy or build.
 _PIP_FAILED = (re.compile(r"No matching distribution found for ([A-Za-z0-9_.\-]+)"),
@@ -77,10 +78,10 @@ def probe(python: str) -> dict[str, str]:
         out = subprocess.run([python, "-c", _ENV_PROBE], capture_output=True, text=True, timeout=60, check=True)
         return json.loads(out.stdout)
     except FileNotFoundError:
-        raise InfraError("bad_python", f"no interpreter {python!r}: give --python the path of a Python "
+        raise InfraError(Kind.BAD_PYTHON, f"no interpreter {python!r}: give --python the path of a Python "
                          "(≥ 3.12 for the evaluators that need it; Debian 13's python3.13 is one)") from None
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, ValueError) as exc:
-        raise InfraError("bad_python", f"{python} does not run as a Python interpreter: {exc}") from None
+        raise InfraError(Kind.BAD_PYTHON, f"{python} does not run as a Python interpreter: {exc}") from None
 
 
 def read_lock(source: Path) -> tuple[dict, str]:
@@ -89,10 +90,10 @@ def read_lock(source: Path) -> tuple[dict, str]:
         raw = path.read_bytes()
         return tomllib.loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
     except FileNotFoundError:
-        raise InfraError("bad_source", f"{source} has no uv.lock: the task environment is built from the "
+        raise InfraError(Kind.BAD_SOURCE, f"{source} has no uv.lock: the task environment is built from the "
                          "checkout's own lock file") from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InfraError("bad_source", f"{path} is not a readable uv lock file: {exc}") from None
+        raise InfraError(Kind.BAD_SOURCE, f"{path} is not a readable uv lock file: {exc}") from None
 
 
 def _applies(dep: dict, env: dict[str, str]) -> bool:
@@ -107,11 +108,11 @@ def _applies(dep: dict, env: dict[str, str]) -> bool:
 
 def locked_requirements(lock: dict, env: dict[str, str]) -> list[tuple[str, str]]:
     """(name, version) of every package the root project reaches here, in name order."""
-    packages = {canonicalize_name(p["name"]): p for p in lock.get("package") or [] if "name" in p}
+    packages: dict[str, dict] = {canonicalize_name(p["name"]): p for p in lock.get("package") or [] if "name" in p}
     roots = [p for p in packages.values() if (p.get("source") or {}).get("virtual") is not None
              or (p.get("source") or {}).get("editable") is not None]
     if not roots:
-        raise InfraError("bad_source", "uv.lock has no root project (a `virtual` or `editable` source)")
+        raise InfraError(Kind.BAD_SOURCE, "uv.lock has no root project (a `virtual` or `editable` source)")
     seen: set[str] = set()
     stack = [canonicalize_name(r["name"]) for r in roots]
     root_names = set(stack)
@@ -154,12 +155,12 @@ def build(source: Path, python: str, dest: Path | None, say: Callable[[str], Non
         except (ValueError, TypeError):
             pass
     reqs = locked_requirements(lock, env)
-    wanted = {canonicalize_name(n): v for n, v in reqs}
-    names = {canonicalize_name(n): n for n, _ in reqs}
+    wanted: dict[str, str] = {canonicalize_name(n): v for n, v in reqs}
+    names: dict[str, str] = {canonicalize_name(n): n for n, _ in reqs}
     # The report is written last: a folder without it is an interrupted build, and is started over
     # (built in place because a venv's scripts carry its absolute path).
     if dest.exists() and any(dest.iterdir()) and not (dest / "pyvenv.cfg").is_file():
-        raise InfraError("usage", f"{dest} exists and is not a task environment: name a new folder (it is "
+        raise InfraError(Kind.USAGE, f"{dest} exists and is not a task environment: name a new folder (it is "
                          "replaced when rebuilt)")
     shutil.rmtree(dest, ignore_errors=True)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -180,7 +181,7 @@ def build(source: Path, python: str, dest: Path | None, say: Callable[[str], Non
             output = proc.stdout + proc.stderr
             bad = _failed_package(output, wanted)
             if bad is None or len(skipped) >= MAX_SKIPS:
-                raise InfraError("task_env_failed", f"pip could not install the task environment: "
+                raise InfraError(Kind.TASK_ENV_FAILED, f"pip could not install the task environment: "
                                  f"{output.strip()[-1500:]}")
             why = next((line.strip() for line in output.splitlines() if "ERROR" in line), "pip failed")
             skipped.append({"package": names[bad], "version": wanted.pop(bad), "why": why[:300]})

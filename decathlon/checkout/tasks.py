@@ -6,9 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.sandbox import taskdef
-from decathlon.sandbox.errors import InfraError as SandboxInfraError
 
 REPO = Path(__file__).resolve().parents[2]
 MINI = REPO / "fixtures" / "toolathlon-mini"
@@ -34,7 +33,7 @@ def check_task_name(name: str) -> str:
     """`name`, or bad_task if it cannot be a task name (see task_name_problem)."""
     problem = task_name_problem(name)
     if problem is not None:
-        raise InfraError("bad_task", problem)
+        raise InfraError(Kind.BAD_TASK, problem)
     return name
 
 
@@ -58,11 +57,11 @@ class TaskInfo:
 def resolve_source(raw: str | None) -> Path:
     value = raw or os.environ.get("TOOLATHLON_ROOT")
     if not value:
-        raise InfraError("bad_source", "no task source: pass --source DIR (a Toolathlon root such as "
+        raise InfraError(Kind.BAD_SOURCE, "no task source: pass --source DIR (a Toolathlon root such as "
                          "fixtures/toolathlon-mini) or set TOOLATHLON_ROOT")
     path = Path(value).expanduser().absolute()
     if not (path / "tasks" / taskdef.SPLIT).is_dir():
-        raise InfraError("bad_source", f"{path} is not a Toolathlon root: it has no tasks/{taskdef.SPLIT}/ "
+        raise InfraError(Kind.BAD_SOURCE, f"{path} is not a Toolathlon root: it has no tasks/{taskdef.SPLIT}/ "
                          "(give the folder that holds configs/ and tasks/)")
     return path
 
@@ -71,10 +70,7 @@ def catalogue(source: Path) -> list[TaskInfo]:
     """Every task of the source; one whose task_config.json is broken is listed with its error, and
     the others stay usable (it fails alone, as `bad_task`, if it is run)."""
     out = []
-    try:
-        names = taskdef.list_tasks(source)
-    except SandboxInfraError as exc:
-        raise InfraError(exc.kind, exc.message) from exc
+    names = taskdef.list_tasks(source)
     for name in names:
         bad_name = task_name_problem(name)
         if bad_name is not None:  # a folder's name, so one component; but it would be an argv, a file name…
@@ -82,7 +78,7 @@ def catalogue(source: Path) -> list[TaskInfo]:
             continue
         try:
             t = taskdef.load_task(source, name)
-        except SandboxInfraError as exc:
+        except InfraError as exc:
             folder = source / "tasks" / taskdef.SPLIT / name
             out.append(TaskInfo(name, [], [], (folder / "preprocess" / "main.py").is_file(),
                                 (folder / "groundtruth_workspace").is_dir(), f"{exc.kind}: {exc.message}"))
@@ -102,6 +98,6 @@ def select(source: Path, wanted: list[str], all_tasks: bool) -> list[str]:
         name = taskdef.normalise_id(raw)
         if name not in known:
             check_task_name(name)  # a bad name is named as such, whether or not a folder has it
-            raise InfraError("unknown_task", taskdef.unknown_task_message(raw, known))
+            raise InfraError(Kind.UNKNOWN_TASK, taskdef.unknown_task_message(raw, known))
         chosen.append(name)
     return chosen

@@ -30,12 +30,12 @@ def trajectories_dir() -> Path | None:
 
 def _run_ns(source: Path, policy: str, backend: str, out: Path, launch: str | None) -> argparse.Namespace:
     # parsed by the real `run` parser, so every option the run command reads has its default here too
-    from decathlon.cli.main import _parser
+    from decathlon.cli.parser import build_parser
     argv = ["run", "--all", "--source", str(source), "--backend", backend, "--policy", policy, "--out", str(out),
             "--concurrency", os.environ.get("DECATHLON_DEMO_CONCURRENCY", "2")]
     if launch:
         argv += ["--launch-time", launch]
-    return _parser().parse_args(argv)
+    return build_parser().parse_args(argv)
 
 
 def _suite_results(out: Path) -> list[dict]:
@@ -48,7 +48,7 @@ def _suite_results(out: Path) -> list[dict]:
 
 def run_suites(backend: str, out: Path) -> dict:
     from decathlon.cli.run import run_command
-    suites = [("mini", MINI, "oracle", LAUNCH)]
+    suites: list[tuple[str, Path, str, str | None]] = [("mini", MINI, "oracle", LAUNCH)]
     recorded = trajectories_dir()
     if recorded is not None:
         from decathlon.recordings.importer import import_dir

@@ -14,7 +14,7 @@ from decathlon.backends.local import LocalBackend
 from decathlon.recordings.cassettes import cassette_path, cassettes_dir, trajectory_path
 from decathlon.cli.console import console
 from decathlon.core.episode import EpisodeConfig, run_episode
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.core.policies import make_policy
 from decathlon.checkout.tasks import resolve_source, select
 
@@ -35,7 +35,7 @@ def recorder_lock(target: Path) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
             os.close(fd)
-            raise InfraError("cassette_locked", f"another recorder (pid {holder}) is writing {target}; "
+            raise InfraError(Kind.CASSETTE_LOCKED, f"another recorder (pid {holder}) is writing {target}; "
                              "wait for it to finish") from None
         try:
             current = os.stat(lock).st_ino == os.fstat(fd).st_ino
@@ -55,9 +55,9 @@ def recorder_lock(target: Path) -> Iterator[None]:
 
 async def record_command(ns: argparse.Namespace) -> int:
     if not ns.tasks and not ns.all:
-        raise InfraError("usage", "name at least one TASK, or pass --all")
+        raise InfraError(Kind.USAGE, "name at least one TASK, or pass --all")
     if ns.policy == "null":
-        raise InfraError("usage", "recording the null policy records nothing worth replaying; use oracle, replay or a model")
+        raise InfraError(Kind.USAGE, "recording the null policy records nothing worth replaying; use oracle, replay or a model")
     source = resolve_source(ns.source)
     names = select(source, ns.tasks, ns.all)
     out = cassettes_dir(source, ns.out)
@@ -65,7 +65,7 @@ async def record_command(ns: argparse.Namespace) -> int:
     if not ns.force:
         existing = [str(cassette_path(out, n)) for n in names if cassette_path(out, n).exists()]
         if existing:
-            raise InfraError("cassette_exists", f"{', '.join(existing)} already exist; pass --force to overwrite")
+            raise InfraError(Kind.CASSETTE_EXISTS, f"{', '.join(existing)} already exist; pass --force to overwrite")
     run_id = uuid.uuid4().hex[:12]
     out_console = console(stderr=True)
     failed = 0

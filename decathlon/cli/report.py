@@ -4,12 +4,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from rich.table import Table
 
 from decathlon.cli.console import console as make_console
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.reports.report import NOTE, PHASES, build_report, trajectory
 from decathlon.tape.store import write_atomic
 
@@ -54,11 +53,11 @@ def report_command(ns: argparse.Namespace) -> int:
     if ns.html is not None:
         from decathlon.reports.html import render_html
         if ns.html.is_dir():
-            raise InfraError("usage", f"--html {ns.html} is a folder; name the page's file, e.g. {ns.html / 'index.html'}")
+            raise InfraError(Kind.USAGE, f"--html {ns.html} is a folder; name the page's file, e.g. {ns.html / 'index.html'}")
         try:
             write_atomic(ns.html, render_html(report, trajectory))
         except OSError as exc:
-            raise InfraError("usage", f"cannot write --html {ns.html} ({exc.strerror or exc}); name another file") from None
+            raise InfraError(Kind.USAGE, f"cannot write --html {ns.html} ({exc.strerror or exc}); name another file") from None
     if ns.json:
         sys.stdout.write(json.dumps(report, indent=1) + "\n")
         return 0
@@ -72,6 +71,8 @@ def report_command(ns: argparse.Namespace) -> int:
                           f"waited {c['wait_seconds']:.1f} s in all for another task of the group (live mode)")
         for s in run["skipped"]:
             console.print(f"  [yellow]skipped[/] {s}")
+    for d in report["duplicates"]:
+        console.print(f"[yellow]not counted twice[/]: {d}")
     console.print(NOTE)
     if ns.html is not None:
         print(f"decathlon report: wrote {ns.html}", file=sys.stderr)

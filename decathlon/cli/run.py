@@ -12,12 +12,13 @@ from pathlib import Path
 from decathlon.cli.console import console as make_console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from decathlon.training import conflicts
 from decathlon.backends import make_backend
 from decathlon.recordings.cassettes import FROM_CASSETTE, cassette_path, cassettes_dir
 from decathlon.core.episode import EpisodeConfig, EpisodeResult, run_episode
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.core.policies import make_policy
 from decathlon.training.splits import apply_split_and_curriculum
 from decathlon.checkout.tasks import resolve_source, select
@@ -28,7 +29,9 @@ PHASES = ("acquire", "setup", "agent", "evaluate", "release")
 
 def _table(results: list[EpisodeResult], repeats: int) -> Table:
     table = Table(title="decathlon run")
-    for col in ("task", *(("repeat",) if repeats > 1 else ()), "reward", "pass", "metrics", "turns", *PHASES, "infra error", "failure"):
+    columns = ("task", *(("repeat",) if repeats > 1 else ()), "reward", "pass", "metrics", "turns", *PHASES, "infra error",
+               "failure")
+    for col in columns:
         table.add_column(col, justify="right" if col in ("reward", "turns", *PHASES) else "left")
     for r in results:
         metrics = ", ".join(f"{k}={v:g}" for k, v in sorted(r.metrics.items()))
@@ -39,7 +42,20 @@ def _table(results: list[EpisodeResult], repeats: int) -> Table:
 
 
 def _brief(err: dict | None) -> str:
-    return f"{err['kind']}: {err['message'][:80]}" if err else ""
+    """The kind in the table; the whole message follows it (`_errors`), where the cause and the fix fit."""
+    return f"{err['kind']} ({err.get('phase') or '?'})" if err else ""
+
+
+def _errors(results: list[EpisodeResult], repeats: int) -> list[Text]:
+    """Every infra error and failure in full, one paragraph each: a message cut at the table's width drops
+    the cause and the fix, which come last."""
+    out = []
+    for r in results:
+        for label, err, style in (("infra error", r.infra_error, "red"), ("failure", r.failure, "yellow")):
+            if err:
+                head = f"{r.task}{f' #{r.repeat}' if repeats > 1 else ''} {label} {err['kind']} ({err.get('phase') or '?'}): "
+                out.append(Text.assemble((head, style), str(err.get("message", ""))))
+    return out
 
 
 def _check_out(out: Path | None) -> None:
@@ -48,13 +64,13 @@ def _check_out(out: Path | None) -> None:
     if out is None:
         return
     if out.exists() and not out.is_dir():
-        raise InfraError("usage", f"--out {out} is a file, not a folder; name a folder (it is created if missing)")
+        raise InfraError(Kind.USAGE, f"--out {out} is a file, not a folder; name a folder (it is created if missing)")
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
             pass
     except OSError as exc:
-        raise InfraError("usage", f"--out {out} is not a folder this user can write ({exc.strerror or exc}); "
+        raise InfraError(Kind.USAGE, f"--out {out} is not a folder this user can write ({exc.strerror or exc}); "
                          "name another one") from None
 
 
@@ -69,7 +85,7 @@ async def _cancel_episodes(jobs: list[asyncio.Task]) -> None:
 
 def _internal_error(task: str, exc: BaseException) -> EpisodeResult:
     """An episode that raised past run_episode: a bug of ours, named, and the other episodes go on."""
-    return EpisodeResult(task, infra_error={"kind": "internal_error",
+    return EpisodeResult(task=task, infra_error={"kind": "internal_error",
                                             "message": f"{type(exc).__name__}: {exc} (a bug in decathlon; please report it)"})
 
 
@@ -88,7 +104,7 @@ def _backend_for(ns: argparse.Namespace) -> str:
     backend = ns.backend or ("compose" if ns.mode == "rerun" else "local")
     if backend == "local":
         if ns.mode == "rerun" and not local_users.isolating() and not ns.trust_recorded_code:
-            raise InfraError("usage", "--mode rerun re-executes the recorded run's python and terminal calls for real, "
+            raise InfraError(Kind.USAGE, "--mode rerun re-executes the recorded run's python and terminal calls for real, "
                              "and the local backend, not run as root, would run them as you on this host. Use "
                              "--backend compose (the default for reruns), run decathlon as root (each episode then runs "
                              "as an unprivileged user of its own), or pass --trust-recorded-code if you trust the recording")
@@ -98,9 +114,9 @@ def _backend_for(ns: argparse.Namespace) -> str:
 
 async def run_command(ns: argparse.Namespace) -> int:
     if not ns.tasks and not ns.all:
-        raise InfraError("usage", "name at least one TASK, or pass --all")
+        raise InfraError(Kind.USAGE, "name at least one TASK, or pass --all")
     if ns.repeats < 1 or ns.concurrency < 1:
-        raise InfraError("usage", f"--repeats and --concurrency take a whole number ≥ 1 "
+        raise InfraError(Kind.USAGE, f"--repeats and --concurrency take a whole number ≥ 1 "
                          f"(got --repeats {ns.repeats}, --concurrency {ns.concurrency})")
     _check_out(ns.out)
     source = resolve_source(ns.source)
@@ -112,14 +128,14 @@ async def run_command(ns: argparse.Namespace) -> int:
         if named is not None and len(names) < len(named):
             left = sorted(set(named) - set(names))
             if not names:
-                raise InfraError("usage", f"none of the named tasks is in the {ns.split} split ({', '.join(left)}); "
+                raise InfraError(Kind.USAGE, f"none of the named tasks is in the {ns.split} split ({', '.join(left)}); "
                                  "name tasks of that split, or drop --split")
             print(f"decathlon: not in the {ns.split} split, left out: {', '.join(left)}", file=sys.stderr)
     groups = conflicts.load_groups(source)
     try:
         policy = make_policy(ns.policy, source, ns.oracles, ns.cassettes, ns.trajectory)
     except ValueError as exc:
-        raise InfraError("usage", str(exc)) from exc
+        raise InfraError(Kind.USAGE, str(exc)) from exc
     tapes = cassettes_dir(source, ns.cassettes)
     ns.backend = _backend_for(ns)
     backend = make_backend(ns.backend)
@@ -172,9 +188,7 @@ async def run_command(ns: argparse.Namespace) -> int:
         await _cancel_episodes(jobs)
         raise
     finally:
-        close = getattr(backend, "close", None)  # a warm pool's unused containers go with the run
-        if close is not None:
-            await asyncio.to_thread(close)
+        await backend.close()  # a warm pool's unused containers go with the run
     if ns.json:
         for r in results:
             row = {"task": r.task, "repeat": r.repeat, "reward": r.reward, "pass": r.passed, "metrics": r.metrics,
@@ -191,5 +205,7 @@ async def run_command(ns: argparse.Namespace) -> int:
     else:
         out = make_console()
         out.print(_table(results, ns.repeats))
+        for paragraph in _errors(results, ns.repeats):
+            out.print(paragraph)
         out.print(_summary_line(results))
     return 1 if any(r.infra_error for r in results) else 0

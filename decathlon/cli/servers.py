@@ -12,11 +12,10 @@ import yaml
 from rich.table import Table
 
 from decathlon.cli.console import console
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.checkout.server_pins import CheckoutPins, installed_version
 from decathlon.checkout.tasks import catalogue, resolve_source
 from decathlon.sandbox import catalogue as server_catalogue
-from decathlon.sandbox.errors import InfraError as SandboxInfraError
 from decathlon.sandbox.servers_config import default_servers_dir
 
 
@@ -41,7 +40,7 @@ class ServerRow:
 def _definitions(source: Path) -> list[tuple[Path, dict | None, str | None]]:
     folder = source / "configs" / "mcp_servers"
     if not folder.is_dir():
-        raise InfraError("bad_source", f"{source} has no configs/mcp_servers/: not a Toolathlon root (give the "
+        raise InfraError(Kind.BAD_SOURCE, f"{source} has no configs/mcp_servers/: not a Toolathlon root (give the "
                          "folder that holds configs/ and tasks/)")
     out: list[tuple[Path, dict | None, str | None]] = []
     for path in sorted(folder.glob("*.yaml")):
@@ -60,11 +59,13 @@ def _definitions(source: Path) -> list[tuple[Path, dict | None, str | None]]:
 def _row(path: Path, raw: dict, pins: CheckoutPins, servers_dir: Path, users: dict[str, list[str]]) -> ServerRow:
     name = str(raw["name"])
     base = ServerRow(name, path.name, "", None, "error", "", False, tasks=users.get(name, []))
-    params = raw.get("params") if isinstance(raw.get("params"), dict) else {}
+    params = raw.get("params")
+    if not isinstance(params, dict):
+        params = {}
     base.launcher = " ".join(str(x) for x in [params.get("command", ""), *(params.get("args") or [])]).strip()
     try:
         plan = server_catalogue.plan_server(name, raw)
-    except SandboxInfraError as exc:
+    except InfraError as exc:
         base.how, base.note = exc.kind, exc.message
         return base
     launch, entry = plan.launch, plan.entry

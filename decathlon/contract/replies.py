@@ -1,4 +1,7 @@
-"""What a sandbox may answer: every reply is read under a size cap and checked against a model here.
+"""The wire between host and sandbox: one model per task-api reply, written by the sandbox and read by the host.
+
+The sandbox builds each reply as its model here and prints `dump(model)`; the host reads it back under a
+size cap through the same model (`decode`, then `check`), and hands the model itself on (no second copy).
 
 A sandbox is the agent's: whatever answers for task-api (its stdout, or the daemon's socket, which on
 the local backend the agent can replace) may be hostile. A reply that does not fit is the episode's
@@ -13,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.tape import nesting
 
 # Toolathlon cuts a tool's output at 100,000 characters (task-api does it, with a notice of a few
@@ -32,7 +35,8 @@ OTHER_REPLY_MAX = 1 << 20
 EXEC_OUTPUT_MAX = SETUP_REPLY_MAX + (1 << 20)
 STDERR_KEPT = 64 << 10  # of stderr, only its end is kept: where a failure says why
 
-_STRICT = ConfigDict(strict=True, extra="ignore", frozen=True)
+# populate_by_name: the sandbox builds EvaluateReply with `passed=`; the wire says "pass".
+_STRICT = ConfigDict(strict=True, extra="ignore", frozen=True, populate_by_name=True)
 _KIND = r"^[a-z][a-z0-9_]{0,63}$"
 
 
@@ -65,6 +69,8 @@ class ExecuteReply(BaseModel):
     is_error: bool
     elapsed_ms: float = 0.0
     context: ContextRequest | None = None
+    # The daemon's count of the kernel's OOM kills so far (DECATHLON_REPORT_OOM): compose's backend reads it.
+    oom_kills: int | None = None
 
     _elapsed = field_validator("elapsed_ms")(_finite)
 
@@ -82,10 +88,13 @@ class ExecuteReply(BaseModel):
         return value
 
 
-class Tool(BaseModel):
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
-    type: str
-    function: dict[str, Any]
+def _tools(value: Any) -> Any:
+    """Each tool an OpenAI function schema ({"type", "function": {...}}), kept as the dict the model is sent."""
+    if isinstance(value, list):
+        for i, t in enumerate(value):
+            if not (isinstance(t, dict) and isinstance(t.get("type"), str) and isinstance(t.get("function"), dict)):
+                raise ValueError(f"tool {i} is not an object with a string \"type\" and a \"function\" object")
+    return value
 
 
 class OmittedServer(BaseModel):
@@ -103,7 +112,7 @@ class ReplayedServer(BaseModel):
 
 class SetupReply(BaseModel):
     model_config = _STRICT
-    tools: list[Tool]
+    tools: list[dict[str, Any]]
     system_prompt: str
     prompt: str
     launch_time: str = Field(max_length=100)
@@ -111,18 +120,35 @@ class SetupReply(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     omitted_servers: list[OmittedServer] = Field(default_factory=list, max_length=200)
     replayed_servers: list[ReplayedServer] = Field(default_factory=list, max_length=200)
+    # Informative: what ran (the host shows them, never acts on them).
+    task: str = Field("", max_length=300)
+    mode: str = Field("live", max_length=20)
+    servers: dict[str, Any] = Field(default_factory=dict)
+    services: dict[str, Any] = Field(default_factory=dict)
+
+    _tools = field_validator("tools", mode="before")(_tools)
 
 
 class EvaluateReply(BaseModel):
-    model_config = _STRICT
+    # Written out (not _STRICT) so that type checkers see populate_by_name: built as `passed=`, read as "pass".
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, populate_by_name=True)
     # `pass` is a Python keyword: read under an alias.
-    passed: bool | None = Field(alias="pass")
+    passed: bool | None = Field(validation_alias="pass", serialization_alias="pass")
     metrics: dict[str, float] = Field(default_factory=dict)
     exit_code: int | None = None
     output_tail: str = Field("", max_length=200_000)
     elapsed_ms: float = 0.0
+    recorded: bool = False  # an imported run's recorded verdict, not an evaluator's
+    status: str | None = Field(None, max_length=40)  # how the run ended, as the host said
+    cassette: str | None = Field(None, max_length=4096)  # record mode: where the sandbox left the cassette
 
     _elapsed = field_validator("elapsed_ms")(_finite)
+
+
+def dump(reply: BaseModel, drop_none: bool = False) -> dict[str, Any]:
+    """A reply as the sandbox prints it, under the wire's names ("pass"); `drop_none` leaves out the optional
+    parts not set (an execute reply's context), for the per-call path's few bytes."""
+    return reply.model_dump(mode="json", by_alias=True, exclude_none=drop_none)
 
 
 def decode(raw: bytes | str, what: str, phase: str) -> dict:
@@ -130,11 +156,11 @@ def decode(raw: bytes | str, what: str, phase: str) -> dict:
     try:
         reply = nesting.loads(raw)
     except nesting.TooDeep as exc:  # no reply of task-api nests so deep: forged, and would break our walks
-        raise InfraError("bad_reply", f"{what} sent a reply {exc}", phase) from None
+        raise InfraError(Kind.BAD_REPLY, f"{what} sent a reply {exc}", phase) from None
     except ValueError:  # not JSON, or not UTF-8
         reply = None
     if not isinstance(reply, dict):
-        raise InfraError("bad_reply", f"{what} sent something that is not a JSON object: {raw[:200]!r}", phase)
+        raise InfraError(Kind.BAD_REPLY, f"{what} sent something that is not a JSON object: {raw[:200]!r}", phase)
     return reply
 
 
@@ -152,11 +178,14 @@ def check(model: type[BaseModel], reply: dict, what: str, phase: str) -> Any:
 def sandbox_error(reply: dict, what: str, phase: str) -> InfraError:
     """The error a sandbox reported (`{"error": {kind, message}}`), marked as the sandbox's word."""
     body = check(ErrorReply, reply, what, phase).error
+    if body.kind not in Kind.__members__.values():
+        return InfraError(Kind.BAD_REPLY, f"{what} reported an error of no known kind ({body.kind}): "
+                          f"{body.message[:2000]}", phase, origin="sandbox")
     return InfraError(body.kind, body.message, phase, origin="sandbox")
 
 
 def too_large(what: str, limit: int, phase: str | None) -> InfraError:
-    return InfraError("reply_too_large", f"{what} sent more than {limit} bytes; a reply that large is never "
+    return InfraError(Kind.REPLY_TOO_LARGE, f"{what} sent more than {limit} bytes; a reply that large is never "
                       "legitimate (tool outputs are cut at 100,000 characters in the sandbox)", phase)
 
 

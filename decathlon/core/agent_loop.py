@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.core.task_session import ToolResult
 
 STOP_TOOL = "local-claim_done"
@@ -114,7 +114,7 @@ async def run_loop(loop: Loop, act: Callable[[list[dict]], Awaitable[dict]],
         try:
             check_assistant(reply)
         except MalformedReply as exc:
-            raise InfraError("model_error", f"the policy's reply at turn {loop.turns + 1} is malformed: {exc}",
+            raise InfraError(Kind.MODEL_ERROR, f"the policy's reply at turn {loop.turns + 1} is malformed: {exc}",
                              "agent") from None
         loop.messages.append(reply)
         loop.sent.append(reply)
@@ -131,8 +131,8 @@ async def run_loop(loop: Loop, act: Callable[[list[dict]], Awaitable[dict]],
             message = {"role": "tool", "tool_call_id": call["id"], "content": res.content}
             loop.messages.append(message)
             loop.sent.append(message)
-            if res.context and "keep_last_turns" in res.context:
-                loop.sent = apply_context(loop.sent, int(res.context["keep_last_turns"]))
+            if res.context is not None and res.context.keep_last_turns is not None:
+                loop.sent = apply_context(loop.sent, res.context.keep_last_turns)
             done = done or name == STOP_TOOL
         if done:
             loop.status = "success"

@@ -2,24 +2,21 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from decathlon.backends import leases
-from decathlon.core.agent_loop import Loop, run_loop
 from decathlon.backends.base import Backend, Sandbox, SandboxSpec
-from decathlon.errors import InfraError, environment_owned
+from decathlon.core.agent_loop import Loop, run_loop
+from decathlon.core.lifecycle import acquire, release, save_artifacts, warn
+from decathlon.core.blame import environment_owned
+from decathlon.contract.result import EpisodeRecord, note_release, write_result
+from decathlon.errors import InfraError, Kind
 from decathlon.core.policies import Policy
 from decathlon.recordings.cassettes import FROM_CASSETTE, cassette_path, read_cassette_bytes, recorded_verdict, trajectory_path
 from decathlon.core.task_session import RECORDED_PATH, RECORDED_TRAJECTORY, EvalResult, TaskSession, Timeouts
 from decathlon.tape.store import write_atomic
 
-ACQUIRE_TIMEOUT = 600.0
-RELEASE_TIMEOUT = 120.0
-ARTIFACTS = ("traj_log.json", "eval_res.json", "eval_output.txt")
 
 
 @dataclass(frozen=True)
@@ -51,43 +48,8 @@ class EpisodeConfig:
         return self.out_dir / self.task / f"repeat-{self.repeat}" if self.repeat_folder else self.out_dir / self.task
 
 
-@dataclass
-class EpisodeResult:
-    task: str
-    reward: float = 0.0
-    passed: bool | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
-    infra_error: dict | None = None
-    # The episode's own fault after the agent acted (its sandbox broke, lied or died): scored 0, unlike
-    # an infra error; {kind, message, phase}. See decathlon.errors.environment_owned.
-    failure: dict | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    turns: int = 0
-    tool_calls: int = 0
-    status: str | None = None
-    omitted_servers: list[dict] = field(default_factory=list)  # left out: they cannot run here (see setup)
-    # rerun only: the recorded verdict, and the servers answered from the recording (and why)
-    recorded_pass: bool | None = None
-    replayed_servers: list[dict] | None = None
-    repeat: int = 1
-    run: dict = field(default_factory=dict)
-    started: float | None = None  # wall clock (epoch seconds) at acquire and after release
-    finished: float | None = None
-    conflict_group: str | None = None  # live mode: the task's conflict group, and how long it waited for it
-    conflict_wait: float = 0.0
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["pass"] = d.pop("passed")
-        if not d["omitted_servers"]:
-            d.pop("omitted_servers")
-        if d["replayed_servers"] is None:  # not a rerun
-            d.pop("replayed_servers")
-            d.pop("recorded_pass")
-        if d["conflict_group"] is None:
-            d.pop("conflict_group")
-            d.pop("conflict_wait")
-        return d
+# What one episode leaves: the result.json model, shared with the verifiers harness.
+EpisodeResult = EpisodeRecord
 
 
 class _Timer:
@@ -101,27 +63,8 @@ class _Timer:
         self.timings[self.phase] = round(self.timings.get(self.phase, 0.0) + time.monotonic() - self.start, 4)
 
 
-async def acquire(backend: Backend, spec: SandboxSpec, timeout: float = ACQUIRE_TIMEOUT) -> Sandbox:
-    """A sandbox, bounded in time; shielded, so a cancellation cannot lose one being created (it is
-    released as soon as it exists)."""
-    leases.hold(spec.run_id)  # `decathlon gc` leaves this run's sandboxes alone while we live
-    pending = asyncio.ensure_future(asyncio.wait_for(backend.acquire(spec), timeout))
-    try:
-        return await asyncio.shield(pending)
-    except asyncio.CancelledError:
-        pending.add_done_callback(_release_orphan)
-        raise
-    except asyncio.TimeoutError:
-        raise InfraError("acquire_timeout", f"no sandbox within {timeout:.0f} s", "acquire") from None
-
-
-def _release_orphan(fut: asyncio.Future) -> None:
-    if not fut.cancelled() and fut.exception() is None:
-        asyncio.ensure_future(fut.result().release())
-
-
 async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> EpisodeResult:
-    result = EpisodeResult(cfg.task, repeat=cfg.repeat, run=dict(cfg.run_info), started=time.time(),
+    result = EpisodeResult(task=cfg.task, repeat=cfg.repeat, run=dict(cfg.run_info), started=time.time(),
                            conflict_group=cfg.conflict_group, conflict_wait=cfg.conflict_wait)
     sandbox: Sandbox | None = None
     messages: list[dict] = []
@@ -137,15 +80,15 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
             from_tape = cfg.mode in FROM_CASSETTE
             tape = read_cassette_bytes(cfg.cassette) if from_tape and cfg.cassette else None
             if from_tape and tape is None:
-                raise InfraError("usage", f"a {cfg.mode} needs a cassette", "setup")
+                raise InfraError(Kind.USAGE, f"a {cfg.mode} needs a cassette", "setup")
             if cfg.mode == "rerun":
                 result.replayed_servers = []
                 result.recorded_pass = recorded_verdict(tape)
             setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode, tape, cfg.omit_unavailable_servers,
                                         cfg.frozen_clock)
-        result.omitted_servers = setup.omitted_servers
+        result.omitted_servers = [o.model_dump() for o in setup.omitted_servers]
         if cfg.mode == "rerun":
-            result.replayed_servers = setup.replayed_servers
+            result.replayed_servers = [r.model_dump() for r in setup.replayed_servers]
         messages = [{"role": "system", "content": setup.system_prompt}, {"role": "user", "content": setup.prompt}]
         actor = policy.start(cfg.task, setup)
         loop = Loop(messages)
@@ -181,9 +124,11 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
             result.turns, result.tool_calls = loop.turns, loop.tool_calls
         if sandbox is not None:
             try:
-                await _save_artifacts(cfg, sandbox, messages)
+                if cfg.folder is not None:
+                    await save_artifacts(cfg.folder, sandbox, messages, cfg.task)
             finally:  # whatever saving did, the sandbox goes
-                await _release(sandbox, result)
+                with _Timer(result.timings, "release"):
+                    note_release(result, await release(sandbox))
         result.finished = time.time()
         _write_result(cfg, result)
     return result
@@ -202,27 +147,13 @@ def _blame(result: EpisodeResult, exc: InfraError, phase: str, acted: bool, repl
         result.infra_error = err
 
 
-async def _release(sandbox: Sandbox, result: EpisodeResult) -> None:
-    with _Timer(result.timings, "release"):
-        try:
-            await asyncio.wait_for(asyncio.shield(sandbox.release()), RELEASE_TIMEOUT)
-        except (asyncio.TimeoutError, Exception) as exc:  # noqa: BLE001 - never mask the episode's outcome
-            if result.infra_error is None and result.failure is None:
-                result.infra_error = {"kind": "release_failed", "message": repr(exc), "phase": "release"}
-
-
 def _write_result(cfg: EpisodeConfig, result: EpisodeResult) -> None:
     if cfg.folder is None:
         return
     try:
-        # whole or absent: a run killed here must not leave a truncated result for `report` to trip on
-        write_atomic(cfg.folder / "result.json", json.dumps(result.to_json(), indent=2))
+        write_result(cfg.folder, result)
     except OSError as exc:
-        _warn(f"could not write the result of {cfg.task} under {cfg.out_dir}: {exc}")
-
-
-def _warn(text: str) -> None:
-    print(f"decathlon: warning: {text}", file=sys.stderr)
+        warn(f"could not write the result of {cfg.task} under {cfg.out_dir}: {exc}")
 
 
 async def _keep_recording(cfg: EpisodeConfig, sandbox: Sandbox) -> None:
@@ -233,30 +164,3 @@ async def _keep_recording(cfg: EpisodeConfig, sandbox: Sandbox) -> None:
     trajectory = (await sandbox.get_file(RECORDED_TRAJECTORY)).decode("utf-8")
     write_atomic(trajectory_path(cfg.record_to, cfg.task), trajectory)
     write_atomic(cassette_path(cfg.record_to, cfg.task), tape)
-
-
-async def _save_artifacts(cfg: EpisodeConfig, sandbox: Sandbox, messages: list[dict]) -> None:
-    """The sandbox's files and the conversation, under --out. Never raises: a failure to save is
-    reported, and the sandbox is released all the same."""
-    folder = cfg.folder
-    if folder is None:
-        return
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name in ARTIFACTS:
-            try:
-                data = await sandbox.get_file(name)
-            except InfraError:
-                continue  # not every episode gets far enough to write every file
-            (folder / name).write_bytes(data)
-        (folder / "messages.json").write_bytes(_json_bytes(messages))
-    except Exception as exc:  # noqa: BLE001 - a disk full or a broken reply: reported, never in release's way
-        _warn(f"could not save the artifacts of {cfg.task} to {folder}: {exc}")
-
-
-def _json_bytes(obj: object) -> bytes:
-    """Indented UTF-8 JSON; escaped instead where a string holds a lone surrogate (not UTF-8)."""
-    try:
-        return json.dumps(obj, ensure_ascii=False, indent=2).encode()
-    except UnicodeEncodeError:
-        return json.dumps(obj, indent=2).encode()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,9 @@ def load_oracle(source: Path, task: str, folder: Path | None = None) -> Oracle:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise InfraError("no_oracle", f"task {task} has no oracle ({path})", "policy") from exc
+        raise InfraError(Kind.NO_ORACLE, f"task {task} has no oracle ({path})", "policy") from exc
     except json.JSONDecodeError as exc:
-        raise InfraError("bad_oracle", f"{path}: {exc}", "policy") from exc
+        raise InfraError(Kind.BAD_ORACLE, f"{path}: {exc}", "policy") from exc
     steps = []
     for step in raw.get("steps", []):
         calls = step["calls"] if "calls" in step else [step]

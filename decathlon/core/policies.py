@@ -4,13 +4,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
 from decathlon.core.agent_loop import EpisodeFailed, MalformedReply, StopLoop, check_assistant
 from decathlon.recordings.cassettes import cassettes_dir, read_trajectory, trajectory_path
-from decathlon.errors import InfraError, environment_owned, model_refusal
+from decathlon.core.blame import environment_owned, model_refusal
+from decathlon.errors import InfraError, Kind
 from decathlon.recordings.id_translation import IdTranslator
 from decathlon.core.oracles import Call, Oracle, assistant_message, call_id, load_oracle, variables
 from decathlon.core.task_session import SetupResult
@@ -73,14 +74,14 @@ class _Chat:
         try:
             resp = await self.client.post("/chat/completions", json=body)
         except httpx.HTTPError as exc:
-            raise InfraError("model_unreachable", f"{self.client.base_url}: {exc!r}", "agent") from exc
+            raise InfraError(Kind.MODEL_UNREACHABLE, f"{self.client.base_url}: {exc!r}", "agent") from exc
         if resp.status_code != 200:
             refusal = model_refusal(resp.status_code, _reply_body(resp), messages, resp.text[:500])
             # A context the policy overflowed ends its run as a failure; the endpoint's faults are infra errors.
             raise refusal if environment_owned(refusal) else EpisodeFailed(refusal)
         try:
             msg = _first_message(resp.json())
-            out = {"role": "assistant", "content": msg.get("content")}
+            out: dict[str, Any] = {"role": "assistant", "content": msg.get("content")}
             if msg.get("tool_calls"):
                 calls = msg["tool_calls"]
                 if not isinstance(calls, list):
@@ -90,7 +91,7 @@ class _Chat:
                                      if isinstance(c, dict) else c for i, c in enumerate(calls)]
             check_assistant(out)
         except (ValueError, MalformedReply) as exc:  # MalformedReply is a ValueError; so is bad JSON
-            raise InfraError("model_error", f"unexpected reply from the model ({exc}): {resp.text[:500]}",
+            raise InfraError(Kind.MODEL_ERROR, f"unexpected reply from the model ({exc}): {resp.text[:500]}",
                              "agent") from None
         if "tool_calls" in out:  # only what the next request and the evaluator need
             out["tool_calls"] = [{"id": c["id"], "type": "function",
@@ -193,7 +194,7 @@ def _assistant_only(m: dict, path: Path, turn: int) -> dict:
     try:
         return check_assistant(out)
     except MalformedReply as exc:
-        raise InfraError("bad_trajectory", f"{path}: assistant turn {turn + 1} is malformed: {exc}", "policy") from None
+        raise InfraError(Kind.BAD_TRAJECTORY, f"{path}: assistant turn {turn + 1} is malformed: {exc}", "policy") from None
 
 
 def make_policy(spec: str, source: Path, oracles: Path | None = None, cassettes: Path | None = None,

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from decathlon.backends.base import Sandbox
 from decathlon.backends.daemon_channel import NotConnected
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.contract.replies import (EVALUATE_REPLY_MAX, EXECUTE_REPLY_MAX, OTHER_REPLY_MAX, SETUP_REPLY_MAX, EvaluateReply,
                                ExecuteReply, SetupReply, check, decode, sandbox_error, too_large)
 
@@ -24,34 +24,10 @@ class Timeouts:
     teardown: float = 60.0
 
 
-@dataclass(frozen=True)
-class SetupResult:
-    tools: list[dict]
-    system_prompt: str
-    prompt: str
-    launch_time: str
-    workspace: str
-    timings: dict[str, float]
-    raw: dict = field(repr=False)
-    omitted_servers: list[dict] = field(default_factory=list)
-    replayed_servers: list[dict] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    content: str
-    is_error: bool
-    elapsed_ms: float
-    context: dict | None = None
-
-
-@dataclass(frozen=True)
-class EvalResult:
-    passed: bool | None
-    metrics: dict[str, float]
-    exit_code: int | None
-    output_tail: str
-    elapsed_ms: float
+# The replies are the wire's own models (decathlon.contract.replies), read back as the sandbox wrote them.
+SetupResult = SetupReply
+ToolResult = ExecuteReply
+EvalResult = EvaluateReply
 
 
 # Below this, a tool call rides on `task-api execute TOOL ARGS` (one exec, no extra upload on backends
@@ -106,12 +82,12 @@ class TaskSession:
         if len(last) > max_bytes:
             raise too_large(what, max_bytes, phase)
         if not last.strip():
-            raise InfraError("bad_reply", f"{what} printed no JSON object (exit {res.exit_code}); "
+            raise InfraError(Kind.BAD_REPLY, f"{what} printed no JSON object (exit {res.exit_code}); "
                              f"stderr: {res.stderr[-1500:] or '(empty)'}", phase)
         reply = decode(last, what, phase)
         if res.exit_code != 0 or "error" in reply:
             if "error" not in reply:
-                raise InfraError("bad_reply", f"{what} exited {res.exit_code} without naming an error; "
+                raise InfraError(Kind.BAD_REPLY, f"{what} exited {res.exit_code} without naming an error; "
                                  f"stderr: {res.stderr[-1500:] or '(empty)'}", phase)
             raise sandbox_error(reply, what, phase)
         return reply
@@ -130,18 +106,16 @@ class TaskSession:
             await self.sandbox.put_file(CASSETTE_PATH, cassette)
             argv += ["--cassette", CASSETTE_PATH]
         r = await self._call("setup", argv, self.timeouts.setup, SETUP_REPLY_MAX)
-        ok: SetupReply = check(SetupReply, r, "task-api setup", "setup")
-        return SetupResult([t.model_dump() for t in ok.tools], ok.system_prompt, ok.prompt, ok.launch_time,
-                           ok.workspace, dict(ok.timings), r, [o.model_dump() for o in ok.omitted_servers],
-                           [o.model_dump() for o in ok.replayed_servers])
+        reply: SetupReply = check(SetupReply, r, "task-api setup", "setup")
+        return reply
 
     async def execute(self, tool: str, args_json: str) -> ToolResult:
-        direct = getattr(self.sandbox, "daemon_request", None) if getattr(self.sandbox, "direct", False) else None
         r = None
-        if direct is not None:
+        if self.sandbox.direct:
             try:
                 # Read under daemon_channel's cap, which is the execute reply's.
-                r = await direct({"op": "execute", "tool": tool, "args": args_json}, self.timeouts.tool)
+                r = await self.sandbox.daemon_request({"op": "execute", "tool": tool, "args": args_json},
+                                                      self.timeouts.tool)
             except NotConnected:
                 pass  # nothing was sent: task-api (exec) asks, and names what is wrong if anything is
             except InfraError as exc:
@@ -151,16 +125,15 @@ class TaskSession:
         if r is None:
             argv, stdin = execute_request(tool, args_json)
             r = await self._call("execute", argv, self.timeouts.tool, EXECUTE_REPLY_MAX, stdin)
-        ok: ExecuteReply = check(ExecuteReply, r, "task-api execute", "execute")
-        context = ok.context.model_dump(exclude_none=True) if ok.context is not None else None
-        return ToolResult(ok.content, ok.is_error, ok.elapsed_ms, context or None)
+        reply: ExecuteReply = check(ExecuteReply, r, "task-api execute", "execute")
+        return reply
 
     async def evaluate(self, messages: list[dict], status: str = "success") -> EvalResult:
         await self.sandbox.put_file(MESSAGES_PATH, _json_bytes(messages))
         r = await self._call("evaluate", ["evaluate", "--messages", MESSAGES_PATH, "--status", status],
                              self.timeouts.evaluate, EVALUATE_REPLY_MAX)
-        ok: EvaluateReply = check(EvaluateReply, r, "task-api evaluate", "evaluate")
-        return EvalResult(ok.passed, dict(ok.metrics), ok.exit_code, ok.output_tail, ok.elapsed_ms)
+        reply: EvaluateReply = check(EvaluateReply, r, "task-api evaluate", "evaluate")
+        return reply
 
     async def teardown(self) -> None:
         await self._call("teardown", ["teardown"], self.timeouts.teardown, OTHER_REPLY_MAX)

@@ -59,7 +59,8 @@ class Directory:
     @property
     def canvas_admins(self) -> tuple[Account, ...]:
         return tuple(
-            Account(-n, "Canvas", f"Admin{n}", f"Canvas Admin{n}", f"{login}@{self.domain}", password, canvas_token=token, admin=True)
+            Account(-n, "Canvas", f"Admin{n}", f"Canvas Admin{n}", f"{login}@{self.domain}", password, canvas_token=token,
+                    admin=True)
             for n, (login, password, token) in enumerate(CANVAS_ADMINS, start=1))
 
     def by_email(self) -> dict[str, Account]:
@@ -72,7 +73,8 @@ def load_directory(root: Path) -> Directory:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DirectoryError(f"{path} is missing: the services seed their accounts from it, as upstream's deployment does") from None
+        raise DirectoryError(f"{path} is missing: the services seed their accounts from it, as upstream's deployment "
+                             "does") from None
     except (OSError, ValueError) as exc:
         raise DirectoryError(f"{path} cannot be read as JSON: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("users"), list):

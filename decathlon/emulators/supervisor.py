@@ -81,7 +81,10 @@ def _stop(children: list[Child], grace: float = 2.0) -> None:
 def _await_ready(children: list[Child]) -> str | None:
     """None when every child said ready; else why not, naming the service."""
     deadline = time.monotonic() + START_TIMEOUT
-    pending = {c.proc.stdout.fileno(): c for c in children}
+    pending: dict[int, Child] = {}
+    for c in children:
+        assert c.proc.stdout is not None  # _spawn pipes it
+        pending[c.proc.stdout.fileno()] = c
     while pending:
         left = deadline - time.monotonic()
         if left <= 0:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.checkout.tasks import check_task_name
 from decathlon.tape import nesting
 from decathlon.tape.canonical import detokenize
@@ -67,12 +67,12 @@ def read_trajectory(path: Path, workspace: str) -> list[dict]:
     try:
         raw = nesting.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise InfraError("no_trajectory", f"no recorded trajectory at {path}", "policy") from exc
+        raise InfraError(Kind.NO_TRAJECTORY, f"no recorded trajectory at {path}", "policy") from exc
     except (OSError, ValueError) as exc:  # unreadable, not JSON, or nested too deeply to be a trajectory
-        raise InfraError("bad_trajectory", f"{path}: {exc}", "policy") from None
+        raise InfraError(Kind.BAD_TRAJECTORY, f"{path}: {exc}", "policy") from None
     messages = raw.get("messages") if isinstance(raw, dict) else None
     if not isinstance(messages, list):
-        raise InfraError("bad_trajectory", f"{path} has no `messages` list", "policy")
+        raise InfraError(Kind.BAD_TRAJECTORY, f"{path} has no `messages` list", "policy")
     return detokenize(messages, workspace)
 
 

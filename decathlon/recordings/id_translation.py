@@ -227,11 +227,11 @@ class IdTranslator:
         if depth > _MAX_DEPTH:
             return False, value
         if isinstance(value, dict):
-            changed, out = False, {}
+            changed, rewritten = False, {}
             for k, v in value.items():
-                c, out[k] = self._rewrite(v, k, _scope_of(k) or scope, depth + 1)
+                c, rewritten[k] = self._rewrite(v, k, _scope_of(k) or scope, depth + 1)
                 changed |= c
-            return changed, out
+            return changed, rewritten
         if isinstance(value, list):
             pairs = [self._rewrite(v, key, scope, depth + 1) for v in value]
             return any(c for c, _ in pairs), [v for _, v in pairs]

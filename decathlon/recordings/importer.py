@@ -23,7 +23,7 @@ from typing import Any
 
 from decathlon.checkout import manifest as manifest_mod
 from decathlon.recordings.cassettes import cassette_path, trajectory_path
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.checkout.tasks import task_name_problem
 from decathlon.tape import nesting
 from decathlon.tape.calls import call_sequence
@@ -157,36 +157,36 @@ def read_run(path: Path) -> dict:
     """One recorded run, checked for the shape the importer relies on; anything else is `bad_run`, named."""
     problem = task_name_problem(path.stem)
     if problem is not None:  # the file's name is the task's, and so a folder and file names of the import
-        raise InfraError("bad_run", f"{path}: its name makes the task name, and {problem}")
+        raise InfraError(Kind.BAD_RUN, f"{path}: its name makes the task name, and {problem}")
     try:
         run = nesting.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
-        raise InfraError("bad_run", f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InfraError(Kind.BAD_RUN, f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except (OSError, ValueError) as exc:  # unreadable, not JSON, or nested too deeply to be a run
-        raise InfraError("bad_run", f"{path}: {exc}") from None
+        raise InfraError(Kind.BAD_RUN, f"{path}: {exc}") from None
     if not isinstance(run, dict):
-        raise InfraError("bad_run", f"{path}: a run is a JSON object with `messages`, not {_json_type(run)}")
+        raise InfraError(Kind.BAD_RUN, f"{path}: a run is a JSON object with `messages`, not {_json_type(run)}")
     messages = run.get("messages")
     if not isinstance(messages, list):
-        raise InfraError("bad_run", f"{path}: `messages` must be a list")
+        raise InfraError(Kind.BAD_RUN, f"{path}: `messages` must be a list")
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
-            raise InfraError("bad_run", f"{path}: messages[{i}] is {_json_type(m)}, not an object")
+            raise InfraError(Kind.BAD_RUN, f"{path}: messages[{i}] is {_json_type(m)}, not an object")
         calls = m.get("tool_calls")
         if calls is None:
             continue
         if not isinstance(calls, list):
-            raise InfraError("bad_run", f"{path}: messages[{i}].tool_calls must be a list")
+            raise InfraError(Kind.BAD_RUN, f"{path}: messages[{i}].tool_calls must be a list")
         for j, call in enumerate(calls):
             fn = call.get("function") if isinstance(call, dict) else None
             if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) \
                     or not isinstance(fn.get("arguments"), (str, type(None))):
-                raise InfraError("bad_run", f"{path}: messages[{i}].tool_calls[{j}] needs a `function` object "
+                raise InfraError(Kind.BAD_RUN, f"{path}: messages[{i}].tool_calls[{j}] needs a `function` object "
                                  "with a string `name` and string `arguments`")
     if run.get("failure") is not None and not isinstance(run["failure"], str):
-        raise InfraError("bad_run", f"{path}: `failure` must be a string")
+        raise InfraError(Kind.BAD_RUN, f"{path}: `failure` must be a string")
     if not isinstance(run.get("pass"), (bool, type(None))):
-        raise InfraError("bad_run", f"{path}: `pass` must be true, false or null")
+        raise InfraError(Kind.BAD_RUN, f"{path}: `pass` must be true, false or null")
     return run
 
 
@@ -195,9 +195,9 @@ def import_dir(src: Path, out: Path) -> dict:
     and moved into place at the end: a bad input leaves `out` as it was, never half an import."""
     runs = sorted(src.glob("*.json"))
     if not runs:
-        raise InfraError("no_runs", f"{src} holds no <task>.json runs")
+        raise InfraError(Kind.NO_RUNS, f"{src} holds no <task>.json runs")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "import-report.json").is_file())):
-        raise InfraError("bad_out", f"{out} exists and is not an earlier import (no import-report.json); "
+        raise InfraError(Kind.BAD_OUT, f"{out} exists and is not an earlier import (no import-report.json); "
                          "give a new or empty folder")
     parsed = {path.stem: read_run(path) for path in runs}
     out.parent.mkdir(parents=True, exist_ok=True)

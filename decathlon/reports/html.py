@@ -210,7 +210,9 @@ def _compact(traj: Any, first_cap: int) -> dict:
         for call in raw_calls if isinstance(raw_calls, list) else []:
             if not isinstance(call, dict):
                 continue
-            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+            fn = call.get("function")
+            if not isinstance(fn, dict):
+                fn = {}
             name = str(fn.get("name") or "?")
             call_id = str(call.get("id") or "")
             if call_id:
@@ -330,7 +332,8 @@ def _overall(report: dict, phases: list[str]) -> str:
     for i, run in enumerate(report.get("runs") or []):
         mean, std, per = _pass1(run)
         k = run.get("k")
-        std_s = f' <span class="std">± {_finite(std) * 100:.1f}</span>' if _finite(std) is not None else ""
+        std_f = _finite(std)
+        std_s = f' <span class="std">± {std_f * 100:.1f}</span>' if std_f is not None else ""
         per_s = (f' title="per repeat: {_esc(", ".join(_pct(x) for x in per))}"' if per else "")
         timings = run.get("timings") or {}
         cells = [
@@ -484,7 +487,8 @@ def _run_section(i: int, run: dict, phases: list[str]) -> str:
                   f'{_num(t.get("avg_tool_calls"))}</td>']
         cells += [f'<td data-metric="timing:{_esc(p)}"{_value_attr(tt.get(p))}>{_secs(tt.get(p))}</td>'
                   for p in phases]
-        failing = "1" if (_finite(t.get("pass@1")) is None or _finite(t.get("pass@1")) < 1) else "0"
+        pass1 = _finite(t.get("pass@1"))
+        failing = "1" if (pass1 is None or pass1 < 1) else "0"
         rows.append(f'<tr class="task" data-run="{i}" data-t="{j}" data-task="{_esc(t.get("task"))}" '
                     f'data-failing="{failing}">' + "".join(cells) + "</tr>")
     parts.append(f'<h3>Tasks <small>({len(rows)}; click one for its episodes)</small></h3>'
@@ -641,7 +645,7 @@ document.addEventListener("click",function(ev){
 document.addEventListener("input",function(ev){var s=ev.target.closest("section.run");if(s&&ev.target.matches("input.filter,input.failing"))filter(s);});
 window.__reportReadyAt=performance.now();window.__reportReady=true;document.documentElement.setAttribute("data-ready","1");
 })();
-"""
+"""  # noqa: E501 - compact JavaScript, a statement or a function a line, as the page ships it
 
 
 def _csp(script: str) -> str:

@@ -17,6 +17,7 @@ cap (pass null), is a graded episode; as in Toolathlon, pass null counts as not 
 """
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections import Counter, defaultdict
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.checkout.tasks import task_name_problem
 from decathlon.tape import nesting
 
@@ -90,7 +91,7 @@ def load_folder(folder: Path, skip_broken: bool = False) -> list[Loaded]:
     """Every result in one folder, as one run (or, with --skip-broken, without the unreadable files)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise InfraError("usage", f"{folder} is not a folder; give {EXPECTED}")
+        raise InfraError(Kind.USAGE, f"{folder} is not a folder; give {EXPECTED}")
     if (folder / IMPORT_REPORT).is_file():
         return [_load_import(folder, skip_broken)]
     # <task>/result.json (one repeat), <task>/repeat-<i>/result.json (--repeats), <task>/<trace id>/result.json
@@ -101,7 +102,7 @@ def load_folder(folder: Path, skip_broken: bool = False) -> list[Loaded]:
     recorded = sorted(p for p in folder.glob("*.json") if p.name != RUN_FILE)
     if recorded:
         return [_load_recorded(folder, recorded, skip_broken)]
-    raise InfraError("no_results", f"{folder} holds no results; give {EXPECTED}")
+    raise InfraError(Kind.NO_RESULTS, f"{folder} holds no results; give {EXPECTED}")
 
 
 def _read_json(path: Path, what: str) -> dict:
@@ -122,7 +123,7 @@ class _Broken(Exception):
 
 def _broken_error(folder: Path, broken: list[str]) -> InfraError:
     shown = "; ".join(broken[:5]) + (f"; and {len(broken) - 5} more" if len(broken) > 5 else "")
-    return InfraError("bad_results", f"{len(broken)} result file(s) under {folder} cannot be used: {shown}. "
+    return InfraError(Kind.BAD_RESULTS, f"{len(broken)} result file(s) under {folder} cannot be used: {shown}. "
                       "A run killed while writing leaves such files, and an edit by hand can: re-run those tasks, "
                       "or pass --skip-broken to report without them (the report lists what it skipped)")
 
@@ -195,7 +196,8 @@ def _load_run(folder: Path, results: list[Path], skip_broken: bool) -> Loaded:
         except _Broken as exc:
             broken.append(f"{folder / RUN_FILE}: {exc}")
             meta = {}
-    episodes, keys, backends = [], Counter(), set()
+    episodes, backends = [], set()
+    keys: Counter[RunKey] = Counter()
     for path in results:
         try:
             r = _read_json(path, "result file")
@@ -214,11 +216,11 @@ def _load_run(folder: Path, results: list[Path], skip_broken: bool) -> Loaded:
     if len(keys) > 1:
         kinds = ", ".join(f"{n} of source {k.source}, policy {k.policy}, mode {k.mode}"
                           for k, n in sorted(keys.items(), key=lambda kn: repr(kn[0])))
-        raise InfraError("mixed_results", f"{folder} mixes the results of different runs ({kinds}); their "
+        raise InfraError(Kind.MIXED_RESULTS, f"{folder} mixes the results of different runs ({kinds}); their "
                          "rates mean nothing together. Give each run its own --out folder and report the "
                          "folders side by side: decathlon report DIR1 DIR2")
     if not episodes:
-        raise InfraError("no_results", f"{folder} holds no readable result; give {EXPECTED}")
+        raise InfraError(Kind.NO_RESULTS, f"{folder} holds no readable result; give {EXPECTED}")
     _number_repeats(episodes)
     key = next(iter(keys))
     return Loaded(key, folder, "+".join(sorted(backends)) or meta.get("backend"), meta.get("repeats"), episodes,
@@ -282,7 +284,7 @@ def _load_recorded(folder: Path, files: list[Path], skip_broken: bool) -> Loaded
     if broken and not skip_broken:
         raise _broken_error(folder, broken)
     if not episodes:
-        raise InfraError("no_results", f"{folder} holds no readable recorded run; give {EXPECTED}")
+        raise InfraError(Kind.NO_RESULTS, f"{folder} holds no readable recorded run; give {EXPECTED}")
     return Loaded(RunKey("recorded", folder.name, None, None), folder, None, 1, episodes, broken)
 
 
@@ -294,7 +296,7 @@ def _load_import(folder: Path, skip_broken: bool) -> Loaded:
         rep = _read_json(report, "import report")
         tasks = _typed(rep, "tasks", (dict,), "an object of tasks") or {}
     except _Broken as exc:
-        raise InfraError("bad_results", f"{report}: {exc}; re-run `decathlon cassettes import-trajectories`") from None
+        raise InfraError(Kind.BAD_RESULTS, f"{report}: {exc}; re-run `decathlon cassettes import-trajectories`") from None
     episodes, broken = [], []
     for task in sorted(tasks):
         # The name becomes a file name here: checked before it is one (an edited report may say "../x").
@@ -318,7 +320,7 @@ def _load_import(folder: Path, skip_broken: bool) -> Loaded:
     if broken and not skip_broken:
         raise _broken_error(folder, broken)
     if not episodes:
-        raise InfraError("no_results", f"{report} lists no task; give {EXPECTED}")
+        raise InfraError(Kind.NO_RESULTS, f"{report} lists no task; give {EXPECTED}")
     source = Path(str(rep.get("source") or folder.name)).name
     return Loaded(RunKey("recorded", source, None, None), folder, None, 1, episodes, broken)
 
@@ -378,7 +380,7 @@ def summarise(loaded: list[Loaded]) -> dict:
     graded = [e for e in episodes if e.graded]
     # k: the repeats each task was given (infra errors included, so a short task shows as short of k)
     k = max((len(eps) for eps in by_task.values()), default=1)
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     for task in sorted(by_task):
         eps = sorted(by_task[task], key=lambda e: e.repeat)
         ok = [e for e in eps if e.graded]
@@ -434,12 +436,38 @@ def _label(key: RunKey, backends: list[str]) -> str:
 
 def build_report(paths: list[Path], skip_broken: bool = False) -> dict:
     if not paths:
-        raise InfraError("usage", f"name at least one folder: {EXPECTED}")
-    groups: dict[tuple, list[Loaded]] = {}
+        raise InfraError(Kind.USAGE, f"name at least one folder: {EXPECTED}")
+    # The same episodes named twice are counted once, and said: `report D D`, `report D D/`, a link to D, or a
+    # folder of recorded runs beside its own import (an import's episodes are those runs).
+    seen: dict[Path, Path] = {}  # a folder's real path, or the real path an import was made from → as named
+    duplicates: list[str] = []
+    groups: dict[RunKey, list[Loaded]] = {}
     for path in paths:
-        for part in load_folder(Path(path), skip_broken):
+        real = Path(path).resolve()
+        if real in seen:
+            duplicates.append(f"{path}: the same episodes as {seen[real]}, counted once")
+            continue
+        parts = load_folder(Path(path), skip_broken)
+        origins = [o for o in map(_import_origin, parts) if o is not None]
+        if any(o in seen for o in origins):
+            duplicates.append(f"{path}: the same episodes as {seen[origins[0]]}, counted once")
+            continue
+        for key in (real, *origins):
+            seen[key] = Path(path)
+        for part in parts:
             groups.setdefault(part.key, []).append(part)
-    return {"note": NOTE, "runs": [summarise(parts) for parts in groups.values()]}
+    return {"note": NOTE, "runs": [summarise(parts) for parts in groups.values()], "duplicates": duplicates}
+
+
+def _import_origin(part: Loaded) -> Path | None:
+    """The folder of recorded runs an import was made from, as a real path (None for anything else)."""
+    if part.key.kind != "recorded" or not (part.folder / IMPORT_REPORT).is_file():
+        return None
+    try:
+        source = json.loads((part.folder / IMPORT_REPORT).read_text(encoding="utf-8")).get("source")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return Path(source).resolve() if isinstance(source, str) and source else None
 
 
 def summarise_results(results: list[dict]) -> dict:

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.launchers import Launch, parse_launch
 
 TABLE = Path(__file__).with_name("server_catalogue.yaml")
@@ -61,7 +61,7 @@ class Plan:
         return f"replay only: {e.why}"
 
     def replay_only_error(self) -> InfraError:
-        return InfraError("replay_only_server", f"MCP server {self.server!r} (`{self.launch.written}`) cannot run "
+        return InfraError(Kind.REPLAY_ONLY_SERVER, f"MCP server {self.server!r} (`{self.launch.written}`) cannot run "
                           f"live here: {self.entry.why if self.entry else 'no way to run it'}. Run the task from "
                           f"recorded cassettes instead (`--cassettes DIR`, replay), or make it live by adding a "
                           f"stand-in or a package for it to decathlon/sandbox/server_catalogue.yaml")
@@ -108,7 +108,7 @@ def _providing(kind: str, name: str) -> Entry | None:
 
 
 def _unknown(server: str, launch: Launch, what: str) -> InfraError:
-    return InfraError("unknown_server_package", f"server {server}: {what} (launched as `{launch.written}`) is not "
+    return InfraError(Kind.UNKNOWN_SERVER_PACKAGE, f"server {server}: {what} (launched as `{launch.written}`) is not "
                       f"in the server catalogue; add a row for it to {TABLE.name} (runs: live with a PyPI "
                       f"package, stand-in, or replay)")
 
@@ -116,13 +116,13 @@ def _unknown(server: str, launch: Launch, what: str) -> InfraError:
 def plan_server(server: str, raw: dict[str, Any]) -> Plan:
     params = raw.get("params")
     if not isinstance(params, dict):
-        raise InfraError("bad_server_config", f"server {server}: `params` must be a mapping "
+        raise InfraError(Kind.BAD_SERVER_CONFIG, f"server {server}: `params` must be a mapping "
                          f"(command, args, env, cwd), not {type(params).__name__}")
     if not isinstance(params.get("command"), str) or not params["command"]:
-        raise InfraError("bad_server_config", f"server {server}: params.command is missing or not a string")
+        raise InfraError(Kind.BAD_SERVER_CONFIG, f"server {server}: params.command is missing or not a string")
     args = params.get("args") or []
     if not isinstance(args, list):
-        raise InfraError("bad_server_config", f"server {server}: params.args must be a list, not "
+        raise InfraError(Kind.BAD_SERVER_CONFIG, f"server {server}: params.args must be a list, not "
                          f"{type(args).__name__} ({str(args)[:60]!r})")
     launch = parse_launch(server, params["command"], [str(a) for a in args])
     if launch.kind in ("python", "direct"):
@@ -146,7 +146,7 @@ def plan_server(server: str, raw: dict[str, Any]) -> Plan:
     if launch.module:
         return Plan(server, launch, entry, f"{env}/bin/python", ["-m", launch.module, *launch.args])
     if launch.kind == "uvx" and launch.entry not in entry.scripts:
-        raise InfraError("unknown_server_package", f"server {server}: PyPI package {entry.package!r} has no "
+        raise InfraError(Kind.UNKNOWN_SERVER_PACKAGE, f"server {server}: PyPI package {entry.package!r} has no "
                          f"command {launch.entry!r} in the catalogue (it has: {', '.join(entry.scripts) or 'none'})")
     return Plan(server, launch, entry, f"{env}/bin/{launch.entry}", list(launch.args))
 
@@ -158,7 +158,7 @@ def plan_servers(raw_configs: dict[str, dict], names: list[str]) -> list[Plan]:
         raw = raw_configs.get(name)
         if raw is None:
             known = ", ".join(sorted(raw_configs)) or "none"
-            raise InfraError("unknown_server", f"the task needs MCP server {name!r}, which no "
+            raise InfraError(Kind.UNKNOWN_SERVER, f"the task needs MCP server {name!r}, which no "
                              f"configs/mcp_servers/*.yaml defines (defined: {known})")
         plan = plan_server(name, raw)
         if plan.runs == "replay":
@@ -177,7 +177,7 @@ def check_installed(plan: Plan, servers_dir: Path) -> None:
         return
     needs = f" (it needs Python ≥ {entry.python}; this interpreter is {sys.version_info[0]}.{sys.version_info[1]})" \
         if entry.python and sys.version_info < tuple(int(x) for x in entry.python.split(".")) else ""
-    raise InfraError("server_not_installed", f"MCP server {plan.server!r} runs PyPI package {entry.package!r} from "
+    raise InfraError(Kind.SERVER_NOT_INSTALLED, f"MCP server {plan.server!r} runs PyPI package {entry.package!r} from "
                      f"{servers_dir / str(entry.env)}, which is not installed{needs}: run `python "
                      f"ci/install_servers.py` (DECATHLON_SERVERS_DIR={servers_dir}) or use an image that has it")
 

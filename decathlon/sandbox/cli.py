@@ -6,6 +6,7 @@ they need; setup and evaluate import their heavier modules when called.
 from __future__ import annotations
 
 import sys
+from decathlon.errors import Kind
 
 
 def _parser():
@@ -43,7 +44,8 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["execute"]:
         from decathlon.sandbox.client import execute_main
         raise SystemExit(execute_main(argv[1:]))
-    from decathlon.sandbox.errors import InfraError, emit, fail
+    from decathlon.errors import InfraError
+    from decathlon.sandbox.output import emit, fail
     from decathlon.sandbox.home import Home
     ns = _parser().parse_args(argv)
     home = Home.from_env(ns.home)
@@ -58,7 +60,8 @@ def main(argv: list[str] | None = None) -> None:
                        ns.omit_unavailable_servers, ns.frozen_clock))
         elif ns.verb == "evaluate":
             from decathlon.sandbox.evaluate import evaluate
-            emit(evaluate(home, ns.messages, ns.status))
+            from decathlon.contract.replies import dump
+            emit(dump(evaluate(home, ns.messages, ns.status)))
         elif ns.verb == "teardown":
             from decathlon.sandbox.lifecycle import teardown
             emit(teardown(home))
@@ -68,11 +71,11 @@ def main(argv: list[str] | None = None) -> None:
     except InfraError as exc:
         fail(exc)
     except KeyboardInterrupt:
-        fail(InfraError("interrupted", "interrupted"), 130)
-    except Exception as exc:  # still one JSON object: the host must be told, not handed a traceback
+        fail(InfraError(Kind.INTERRUPTED, "interrupted"), 130)
+    except Exception as exc:  # noqa: BLE001 - still one JSON object: the host must be told, not handed a traceback
         import traceback
         traceback.print_exc()
-        fail(InfraError("internal_error", f"task-api {ns.verb} failed: {type(exc).__name__}: {exc} "
+        fail(InfraError(Kind.INTERNAL_ERROR, f"task-api {ns.verb} failed: {type(exc).__name__}: {exc} "
                         "(a bug in task-api; the traceback is on stderr)"))
 
 

@@ -1,7 +1,7 @@
 """The light side of the task API: talks to the episode daemon over its Unix socket.
 
-Every tool call runs this, so it imports only `json`, `os`, `socket` and `sys`, and reports failures as
-plain (kind, message) pairs that the caller turns into the verb's error.
+Every tool call runs this, so it imports only `json`, `os`, `socket`, `sys` and decathlon.errors, and
+reports failures as DaemonError, an InfraError with its kind.
 """
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import json
 import os
 import socket
 import sys
+
+from decathlon.errors import InfraError, Kind
 
 # Generous: the daemon enforces each tool's own timeout and always answers before this.
 DEFAULT_TIMEOUT = 1800.0
@@ -19,15 +21,13 @@ MAX_STDIN = 64 << 20  # the daemon's own cap on a request
 USAGE = "usage: task-api execute TOOL [ARGS_JSON]  |  task-api execute -  (stdin: {\"tool\": ..., \"args\": ...})"
 
 
-class DaemonError(Exception):
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind, self.message = kind, message
+class DaemonError(InfraError):
+    """The daemon could not be asked (gone, silent, too talkative): reported with its kind like any infra error."""
 
 
 def request(sock_path: str, payload: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
     if not os.path.exists(sock_path):
-        raise DaemonError("no_session", "no episode daemon is running here: call `task-api setup` first "
+        raise DaemonError(Kind.NO_SESSION, "no episode daemon is running here: call `task-api setup` first "
                           "(or the episode was torn down)")
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.settimeout(timeout)
@@ -35,7 +35,7 @@ def request(sock_path: str, payload: dict, timeout: float = DEFAULT_TIMEOUT) -> 
         try:
             conn.connect(sock_path)
         except (ConnectionRefusedError, FileNotFoundError) as exc:
-            raise DaemonError("no_session", f"the episode daemon is not answering ({exc}); "
+            raise DaemonError(Kind.NO_SESSION, f"the episode daemon is not answering ({exc}); "
                               "it was torn down or died: see run/daemon.log") from exc
         conn.sendall(json.dumps(payload).encode() + b"\n")
         conn.shutdown(socket.SHUT_WR)
@@ -46,21 +46,21 @@ def request(sock_path: str, payload: dict, timeout: float = DEFAULT_TIMEOUT) -> 
                 break
             size += len(chunk)
             if size > MAX_REPLY:
-                raise DaemonError("reply_too_large", f"the episode daemon sent more than {MAX_REPLY} bytes")
+                raise DaemonError(Kind.REPLY_TOO_LARGE, f"the episode daemon sent more than {MAX_REPLY} bytes")
             chunks.append(chunk)
     except socket.timeout as exc:
-        raise DaemonError("daemon_timeout", f"no answer from the episode daemon within {timeout:.0f} s") from exc
+        raise DaemonError(Kind.DAEMON_TIMEOUT, f"no answer from the episode daemon within {timeout:.0f} s") from exc
     finally:
         conn.close()
     raw = b"".join(chunks)
     if not raw:
-        raise DaemonError("daemon_died", "the episode daemon closed the connection without answering")
+        raise DaemonError(Kind.DAEMON_DIED, "the episode daemon closed the connection without answering")
     try:
         reply = json.loads(raw)
     except (ValueError, RecursionError):
         reply = None
     if not isinstance(reply, dict):
-        raise DaemonError("bad_reply", f"the episode daemon sent something that is not a JSON object: {raw[:200]!r}")
+        raise DaemonError(Kind.BAD_REPLY, f"the episode daemon sent something that is not a JSON object: {raw[:200]!r}")
     return reply
 
 
@@ -69,13 +69,13 @@ def read_request(stream) -> tuple[str, object]:
     stdin, where argv could not carry it (a NUL, hundreds of KB)."""
     raw = stream.read(MAX_STDIN + 1)
     if len(raw) > MAX_STDIN:
-        raise DaemonError("bad_request", f"the request on stdin is larger than {MAX_STDIN} bytes")
+        raise DaemonError(Kind.BAD_REQUEST, f"the request on stdin is larger than {MAX_STDIN} bytes")
     try:
         req = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise DaemonError("bad_request", f"stdin is not a JSON object ({exc}); {USAGE}") from None
+        raise DaemonError(Kind.BAD_REQUEST, f"stdin is not a JSON object ({exc}); {USAGE}") from None
     if not isinstance(req, dict) or not isinstance(req.get("tool"), str):
-        raise DaemonError("bad_request", f"stdin must be a JSON object with a string \"tool\"; {USAGE}")
+        raise DaemonError(Kind.BAD_REQUEST, f"stdin must be a JSON object with a string \"tool\"; {USAGE}")
     return req["tool"], req.get("args")
 
 

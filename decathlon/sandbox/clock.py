@@ -11,7 +11,7 @@ from __future__ import annotations
 import glob
 import os
 
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 _CANDIDATES = ("/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
                "/usr/local/lib/faketime/libfaketime.so.1")
@@ -21,13 +21,13 @@ def libfaketime() -> str:
     named = os.environ.get("DECATHLON_LIBFAKETIME")
     if named:
         if not os.path.isfile(named):
-            raise InfraError("faketime_missing", f"DECATHLON_LIBFAKETIME={named}: no such file")
+            raise InfraError(Kind.FAKETIME_MISSING, f"DECATHLON_LIBFAKETIME={named}: no such file")
         return named
     for pattern in _CANDIDATES:
         found = sorted(glob.glob(pattern))
         if found:
             return found[0]
-    raise InfraError("faketime_missing", "a frozen clock needs libfaketime, which is not installed: "
+    raise InfraError(Kind.FAKETIME_MISSING, "a frozen clock needs libfaketime, which is not installed: "
                      "`apt-get install libfaketime` (or name the library in DECATHLON_LIBFAKETIME), or run "
                      "without the frozen clock")
 
@@ -37,7 +37,7 @@ def frozen_env(launch_time: str, base: dict[str, str] | None = None) -> dict[str
     a trailing weekday allowed)."""
     stamp = launch_time.strip()[:19]
     if len(stamp) != 19 or stamp[4] != "-" or stamp[10] != " ":
-        raise InfraError("usage", f"launch time {launch_time!r} is not \"YYYY-MM-DD HH:MM:SS\"")
+        raise InfraError(Kind.USAGE, f"launch time {launch_time!r} is not \"YYYY-MM-DD HH:MM:SS\"")
     preload = (base or os.environ).get("LD_PRELOAD", "")
     return {"LD_PRELOAD": f"{libfaketime()} {preload}".strip(), "FAKETIME": f"@{stamp}",
             "FAKETIME_DONT_RESET": "1"}

@@ -14,11 +14,12 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.home import Home
 from decathlon.sandbox.local_tools import GROUPS, tools_for
 from decathlon.sandbox.local_tools.base import Context
 from decathlon.sandbox.oom import oom_kills
+from decathlon.contract.replies import ContextRequest, ExecuteReply, dump
 from decathlon.sandbox import reaper
 from decathlon.sandbox.mcp_pool import HeldServer, start_all, stop_all
 from decathlon.tape.canonical import tokenize
@@ -55,7 +56,7 @@ async def _read_all(reader: asyncio.StreamReader) -> bytes:
     while chunk := await reader.read(1 << 16):
         size += len(chunk)
         if size > MAX_REQUEST:
-            raise InfraError("bad_request", f"request larger than {MAX_REQUEST} bytes")
+            raise InfraError(Kind.BAD_REQUEST, f"request larger than {MAX_REQUEST} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -96,7 +97,7 @@ class Daemon:
             # and so are the local tools (python-execute runs the recorded code again).
             cassette = load_cassette(Path(self.spec["cassette"]))
             # A server the recorded run never called has nothing recorded: it answers nothing, as then.
-            empty = {"tools": [], "interactions": []}
+            empty: dict[str, list] = {"tools": [], "interactions": []}
             factories = {s.name: _replay_factory(s.name, cassette["servers"].get(s.name, empty), workspace)
                          for s in specs if s.command == "<replay>"}
         if mode == "replay":
@@ -113,7 +114,7 @@ class Daemon:
                                                 for t in self.servers[name].tools])
         local, unknown = tools_for(self.spec["local_tools"])
         if unknown:  # it would run, but not as the task was written
-            raise InfraError("unknown_local_tools", f"the task asks for built-in tool group(s) {', '.join(unknown)}, "
+            raise InfraError(Kind.UNKNOWN_LOCAL_TOOLS, f"the task asks for built-in tool group(s) {', '.join(unknown)}, "
                              f"which this sandbox does not implement (it has: {', '.join(sorted(GROUPS))})")
         self.executor = Executor(self.servers, local, Context(workspace), self.recorder, local_replay, framework)
         return {"ok": True, "tools": self.tool_schemas(),
@@ -128,7 +129,7 @@ class Daemon:
                 raw = await _read_all(reader)
                 reply = await self.dispatch(json.loads(raw))
             except InfraError as exc:
-                reply = exc.to_json()
+                reply = exc.reply()
             except RecursionError:
                 reply = {"error": {"kind": "bad_request", "message": "the request is nested too deeply to read"}}
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -148,13 +149,13 @@ class Daemon:
 
     async def dispatch(self, req: dict) -> dict:
         if not isinstance(req, dict) or not isinstance(req.get("op"), str):
-            raise InfraError("bad_request", 'a request is a JSON object with an "op" string')
+            raise InfraError(Kind.BAD_REQUEST, 'a request is a JSON object with an "op" string')
         op = req["op"]
         assert self.executor is not None
         if op == "execute":
             tool, args = req.get("tool"), req.get("args")
             if not isinstance(tool, str):
-                raise InfraError("bad_request", f'"tool" must be a string, not {type(tool).__name__}')
+                raise InfraError(Kind.BAD_REQUEST, f'"tool" must be a string, not {type(tool).__name__}')
             if args is not None and not isinstance(args, str):
                 # Arguments sent as a JSON value rather than its text: the same call, as text (a value
                 # that is not an object then gets Toolathlon's invalid-arguments result).
@@ -163,18 +164,16 @@ class Daemon:
             out = await self.executor.run(tool, args)
             # A tool answered by a service that died is no result of the agent's: the episode is infra's.
             services.check(self.spec.get("services"), "during the agent's tool call")
-            reply = {"content": out.content, "is_error": out.is_error, "elapsed_ms": elapsed_ms(start)}
-            if out.context:
-                reply["context"] = out.context
-            if REPORT_OOM:
-                reply["oom_kills"] = oom_kills()
-            return reply
+            reply = ExecuteReply(content=out.content, is_error=out.is_error, elapsed_ms=elapsed_ms(start),
+                                 context=ContextRequest(**out.context) if out.context else None,
+                                 oom_kills=oom_kills() if REPORT_OOM else None)
+            return dump(reply, drop_none=True)
         if op == "status":
             return {"alive": True, "pid": os.getpid(), "tool_calls": self.executor.seq,
                     "servers": {n: {"running": h.session is not None} for n, h in sorted(self.servers.items())}}
         if op == "recording":
             if self.recorder is None:
-                raise InfraError("bad_request", "this episode is not being recorded (setup --mode record)")
+                raise InfraError(Kind.BAD_REQUEST, "this episode is not being recorded (setup --mode record)")
             # The servers stop first, so their recorded HTTP traffic is flushed before it is collected.
             await stop_all(self.servers)
             # Redacted here: only the daemon knows the servers' environments (credentials from configs).
@@ -185,14 +184,14 @@ class Daemon:
         if op == "shutdown":
             self.done.set()
             return {"stopped": True}
-        raise InfraError("bad_request", f"unknown daemon operation {op!r}")
+        raise InfraError(Kind.BAD_REQUEST, f"unknown daemon operation {op!r}")
 
     async def serve(self) -> None:
         sock = self.home.socket
         try:
             ready = await self.start()
         except InfraError as exc:
-            _write_atomic(self.home.ready, {"ok": False, **exc.to_json()})
+            _write_atomic(self.home.ready, {"ok": False, **exc.reply()})
             return
         except Exception as exc:  # an unforeseen failure still reaches setup, named
             _write_atomic(self.home.ready, {"ok": False, "error": {"kind": "daemon_crash", "message": repr(exc)}})
@@ -228,7 +227,7 @@ def become_agent(spec: dict) -> None:
         try:
             enter_netns(int(netns))
         except NetnsError as exc:
-            raise InfraError("service_died", f"the episode's network namespace is gone ({exc})") from None
+            raise InfraError(Kind.SERVICE_DIED, f"the episode's network namespace is gone ({exc})") from None
     users = Users.from_env()
     if not users.separated or os.geteuid() == users.agent:
         return
@@ -237,7 +236,7 @@ def become_agent(spec: dict) -> None:
             jail.enter(jail.hidden(spec.get("hide")))
         users.become("agent")
     except OSError as exc:
-        raise InfraError("privilege", f"the episode daemon could not become the agent's user: {exc}") from None
+        raise InfraError(Kind.PRIVILEGE, f"the episode daemon could not become the agent's user: {exc}") from None
     os.environ.update(USER="agent", LOGNAME="agent")
     if not os.access(os.environ.get("HOME", "/"), os.W_OK) and spec.get("agent_home"):
         os.environ["HOME"] = spec["agent_home"]  # the host's HOME (root's) is not the agent's
@@ -257,7 +256,7 @@ def run(home: Home, spec_stream: BinaryIO) -> None:
         try:
             become_agent(spec)
         except InfraError as exc:
-            _write_atomic(home.ready, {"ok": False, **exc.to_json()})
+            _write_atomic(home.ready, {"ok": False, **exc.reply()})
             return
         asyncio.run(Daemon(home, spec).serve())
     finally:

@@ -26,10 +26,12 @@ from decathlon.tape.store import save, write_atomic
 from decathlon.sandbox import modes, services
 from decathlon.sandbox.client import DaemonError, request
 from decathlon.sandbox.clock import frozen_env
-from decathlon.sandbox.errors import InfraError, tail
+from decathlon.contract.replies import EvaluateReply
+from decathlon.errors import InfraError, Kind
+from decathlon.sandbox.output import tail
 from decathlon.sandbox.home import Home
 from decathlon.sandbox.freeze import FreezeReport, freeze
-from decathlon.sandbox.lifecycle import alive
+from decathlon.sandbox.procs import alive
 from decathlon.sandbox.setup import grader_env
 from decathlon.sandbox.subproc import run_module
 from decathlon.sandbox.taskdef import load_task
@@ -50,13 +52,13 @@ def read_metrics(path: Path) -> dict[str, float]:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        raise InfraError("bad_metrics", f"the evaluator's metrics file {path} cannot be read: {exc}") from exc
+        raise InfraError(Kind.BAD_METRICS, f"the evaluator's metrics file {path} cannot be read: {exc}") from exc
     try:
         raw = json.loads(text)
     except ValueError as exc:
-        raise InfraError("bad_metrics", f"the evaluator's metrics file is not JSON: {exc}") from exc
+        raise InfraError(Kind.BAD_METRICS, f"the evaluator's metrics file is not JSON: {exc}") from exc
     if not isinstance(raw, dict):
-        raise InfraError("bad_metrics", f"{METRICS_ENV} must name a file holding a JSON object of numbers")
+        raise InfraError(Kind.BAD_METRICS, f"{METRICS_ENV} must name a file holding a JSON object of numbers")
     return {str(k): float(v) for k, v in sorted(raw.items()) if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
@@ -64,29 +66,29 @@ def load_messages(path: Path) -> list[dict]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise InfraError("bad_messages", f"cannot read the messages file {path}: {exc}") from exc
+        raise InfraError(Kind.BAD_MESSAGES, f"cannot read the messages file {path}: {exc}") from exc
     messages = raw.get("messages") if isinstance(raw, dict) else raw
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        raise InfraError("bad_messages", f"{path} must hold a JSON list of chat messages (or {{\"messages\": [...]}})")
+        raise InfraError(Kind.BAD_MESSAGES, f"{path} must hold a JSON list of chat messages (or {{\"messages\": [...]}})")
     return messages
 
 
-def evaluate(home: Home, messages_file: str, status: str) -> dict:
+def evaluate(home: Home, messages_file: str, status: str) -> EvaluateReply:
     try:
         session = json.loads(home.session.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise InfraError("no_session", "nothing to evaluate: call `task-api setup` first") from exc
+        raise InfraError(Kind.NO_SESSION, "nothing to evaluate: call `task-api setup` first") from exc
     missing = [k for k in SESSION_KEYS if not isinstance(session, dict) or k not in session]
     if missing:
-        raise InfraError("bad_session", f"the session record {home.session} lacks {', '.join(missing)}: it was not "
+        raise InfraError(Kind.BAD_SESSION, f"the session record {home.session} lacks {', '.join(missing)}: it was not "
                          "written by this task-api's setup")
     if status not in STATUSES:
-        raise InfraError("bad_request", f"unknown status {status!r}; one of {', '.join(STATUSES)}")
+        raise InfraError(Kind.BAD_REQUEST, f"unknown status {status!r}; one of {', '.join(STATUSES)}")
     messages = load_messages(Path(messages_file))
     home.traj_log.write_text(json.dumps(build(session, messages, status), ensure_ascii=False, indent=2),
                              encoding="utf-8")
-    result: dict = {"pass": None, "metrics": {}, "exit_code": None, "output_tail": "", "elapsed_ms": 0.0,
-                    "status": status}
+    # No verdict unless the run ended as a success: task-api grades a "success" alone.
+    result = EvaluateReply(passed=None)
     mode = session.get("mode", "live")
     users = Users.from_env()
     # Toolathlon disconnects the MCP servers before evaluating; a recording collects them then.
@@ -95,24 +97,23 @@ def evaluate(home: Home, messages_file: str, status: str) -> dict:
     if status == "success":
         recorded = _recorded_verdict(session, messages)
         if recorded is not None:
-            result.update(recorded)
+            result = recorded
         else:
             report = freeze(Path(session["workspace"]), users)
             clock = frozen_env(session["launch_time"]) if session.get("frozen_clock") else {}
             record = session.get("services")
             services.join(record)
             services.check(record, "before grading")
-            result.update(_run_evaluator(home, session, {**modes.http_env(home, mode, "evaluator"),
-                                                         **services.http_live(record), **clock}, users, report))
+            result = _run_evaluator(home, session, {**modes.http_env(home, mode, "evaluator"),
+                                                    **services.http_live(record), **clock}, users, report)
             # An evaluator that found a service gone failed for infra's reason, not the agent's.
             services.check(record, "while the evaluator ran")
             modes.check_http_misses(home, mode, "evaluation")
-    if recording is not None:
-        result["cassette"] = str(_write_cassette(home, session, recording, status, result))
-    home.eval_res.write_text(json.dumps({"pass": result["pass"], "metrics": result["metrics"],
-                                         "details" if result["pass"] else "failure": result["output_tail"]},
+    cassette = str(_write_cassette(home, session, recording, status, result)) if recording is not None else None
+    home.eval_res.write_text(json.dumps({"pass": result.passed, "metrics": result.metrics,
+                                         "details" if result.passed else "failure": result.output_tail},
                                         ensure_ascii=False, indent=2), encoding="utf-8")
-    return result
+    return result.model_copy(update={"status": status, "cassette": cassette})
 
 
 def _take_recording(home: Home, messages: list[dict]) -> dict:
@@ -122,11 +123,11 @@ def _take_recording(home: Home, messages: list[dict]) -> dict:
         raise InfraError(exc.kind, f"could not collect the recording: {exc.message}") from None
 
 
-def _write_cassette(home: Home, session: dict, recording: dict, status: str, result: dict) -> Path:
+def _write_cassette(home: Home, session: dict, recording: dict, status: str, result: EvaluateReply) -> Path:
     """Written only now, when the episode has ended cleanly: whole (atomic), redacted, sealed."""
     cassette = {
         "meta": {"task": session["task"], "source": Path(session["source"]).name, "launch_time": session["launch_time"],
-                 "status": status, "recorded_pass": result["pass"], "recorded_metrics": result["metrics"]},
+                 "status": status, "recorded_pass": result.passed, "recorded_metrics": dict(result.metrics)},
         "servers": recording["recording"]["servers"],
         "local": recording["recording"]["local"],
         "http": modes.collect_http(home),
@@ -139,7 +140,7 @@ def _write_cassette(home: Home, session: dict, recording: dict, status: str, res
     return home.cassette_out
 
 
-def _recorded_verdict(session: dict, messages: list[dict]) -> dict | None:
+def _recorded_verdict(session: dict, messages: list[dict]) -> EvaluateReply | None:
     """An imported run carries no task files: its recorded verdict is the verdict (marked as such), but
     only of the recording itself. The verdict belongs to the recorded calls, made in full and in order;
     an episode that made anything else did something nobody graded, and cannot be graded offline. With a
@@ -152,17 +153,17 @@ def _recorded_verdict(session: dict, messages: list[dict]) -> dict | None:
         return None
     recorded = meta.get("recorded_calls")
     if not isinstance(recorded, list):
-        raise InfraError("not_gradable", f"{task.name} was imported without its recorded call sequence (an import "
+        raise InfraError(Kind.NOT_GRADABLE, f"{task.name} was imported without its recorded call sequence (an import "
                          "older than this decathlon): import the runs again to replay them graded")
     differs = first_difference(recorded, call_sequence(messages, session["workspace"]))
     if differs is not None:
-        raise InfraError("not_gradable", f"{task.name} is an imported recorded run: its recorded verdict belongs to "
+        raise InfraError(Kind.NOT_GRADABLE, f"{task.name} is an imported recorded run: its recorded verdict belongs to "
                          f"its {len(recorded)} recorded calls, and this episode did not make them ({differs}). Nothing "
                          "else can be graded without the task's evaluator: run the task from a Toolathlon checkout "
                          "(--source CHECKOUT, live or --mode rerun) to grade a new policy")
     failure = meta.get("recorded_failure") or ""
-    return {"pass": meta.get("recorded_pass"), "metrics": meta.get("recorded_metrics") or {}, "recorded": True,
-            "exit_code": None, "output_tail": tail(failure), "elapsed_ms": 0.0}
+    return EvaluateReply(passed=meta.get("recorded_pass"), metrics=meta.get("recorded_metrics") or {}, recorded=True,
+                         output_tail=tail(failure))
 
 
 def stop_agent(home: Home, users: Users) -> None:
@@ -185,10 +186,10 @@ def stop_agent(home: Home, users: Users) -> None:
     users.kill_all("agent")
 
 
-def _run_evaluator(home: Home, session: dict, env: dict[str, str], users: Users, report: FreezeReport) -> dict:
+def _run_evaluator(home: Home, session: dict, env: dict[str, str], users: Users, report: FreezeReport) -> EvaluateReply:
     task = load_task(Path(session["task_root"]), session["task"])
     if not task.evaluator.is_file():
-        raise InfraError("evaluator_missing", f"task {task.name} has no evaluation/main.py ({task.evaluator})")
+        raise InfraError(Kind.EVALUATOR_MISSING, f"task {task.name} has no evaluation/main.py ({task.evaluator})")
     gt = str(task.groundtruth) if task.groundtruth else "None"
     home.metrics_file.unlink(missing_ok=True)
     run = run_module(task.module("evaluation"), ["--res_log_file", str(home.traj_log), "--agent_workspace",
@@ -200,10 +201,10 @@ def _run_evaluator(home: Home, session: dict, env: dict[str, str], users: Users,
     output = "".join(line + "\n" for line in report.lines()) + run.output
     home.eval_output.write_text(output, encoding="utf-8")
     if run.exit_code is None:
-        raise InfraError("evaluator_timeout", f"the evaluator of {task.name} ran over {EVAL_TIMEOUT:.0f} s; "
+        raise InfraError(Kind.EVALUATOR_TIMEOUT, f"the evaluator of {task.name} ran over {EVAL_TIMEOUT:.0f} s; "
                          f"output tail: {tail(output)}")
     if run.exit_code not in (0, 1):
-        raise InfraError("evaluator_crash", f"the evaluator of {task.name} crashed (exit {run.exit_code}); "
+        raise InfraError(Kind.EVALUATOR_CRASH, f"the evaluator of {task.name} crashed (exit {run.exit_code}); "
                          f"output tail: {tail(output)}")
-    return {"pass": run.exit_code == 0, "metrics": read_metrics(home.metrics_file), "exit_code": run.exit_code,
-            "output_tail": tail(output), "elapsed_ms": round(run.elapsed * 1000, 1)}
+    return EvaluateReply(passed=run.exit_code == 0, metrics=read_metrics(home.metrics_file), exit_code=run.exit_code,
+                         output_tail=tail(output), elapsed_ms=round(run.elapsed * 1000, 1))

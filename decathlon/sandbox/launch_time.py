@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 FORMAT = "%Y-%m-%d %H:%M:%S %A"
 _ACCEPTED = (FORMAT, "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d")
@@ -20,8 +20,8 @@ def resolve(raw: str | None) -> str:
             continue
         # A weekday that disagrees with the date would silently mislead date-relative tasks.
         if fmt == FORMAT and parsed.strftime("%A") != raw.strip().rsplit(" ", 1)[-1]:
-            raise InfraError("bad_launch_time", f"{raw!r}: the weekday does not match the date "
+            raise InfraError(Kind.BAD_LAUNCH_TIME, f"{raw!r}: the weekday does not match the date "
                              f"(it is a {parsed.strftime('%A')})")
         return parsed.strftime(FORMAT)
-    raise InfraError("bad_launch_time", f"{raw!r} is not a launch time; use \"YYYY-MM-DD HH:MM:SS\" "
+    raise InfraError(Kind.BAD_LAUNCH_TIME, f"{raw!r} is not a launch time; use \"YYYY-MM-DD HH:MM:SS\" "
                      "(the weekday is added) or \"YYYY-MM-DD HH:MM:SS Weekday\"")

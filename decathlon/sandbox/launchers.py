@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 # Runner options that take a value (the next word), so that value is not mistaken for the package.
 _NPX_VALUED = {"-p", "--package", "--cache", "--registry", "--userconfig"}
@@ -74,33 +74,33 @@ def parse_launch(server: str, command: str, args: list[str]) -> Launch:
     if base == "npx":
         _, rest = _options(list(args), _NPX_VALUED)
         if not rest:
-            raise InfraError("unknown_launcher", f"server {server}: `{written}` names no npm package")
+            raise InfraError(Kind.UNKNOWN_LAUNCHER, f"server {server}: `{written}` names no npm package")
         package, version = _split_version(rest[0])
         return Launch("npx", package=package, version=version, entry=package, args=rest[1:], written=written)
     if base == "uvx":
         opts, rest = _options(list(args), _UVX_VALUED)
         if not rest:
-            raise InfraError("unknown_launcher", f"server {server}: `{written}` names no command to run")
+            raise InfraError(Kind.UNKNOWN_LAUNCHER, f"server {server}: `{written}` names no command to run")
         package, version = _split_version(opts.get("--from") or rest[0])
         return Launch("uvx", package=package, version=version, entry=rest[0], args=rest[1:], written=written)
     if base == "uv":
         opts, rest = _options(list(args), _UV_VALUED)
         if not rest or rest[0] != "run":
-            raise InfraError("unknown_launcher", f"server {server}: `{written}`: only `uv run …` starts a server")
+            raise InfraError(Kind.UNKNOWN_LAUNCHER, f"server {server}: `{written}`: only `uv run …` starts a server")
         run_opts, rest = _options(rest[1:], _UV_VALUED)
         if not rest:
-            raise InfraError("unknown_launcher", f"server {server}: `{written}` names nothing to run")
+            raise InfraError(Kind.UNKNOWN_LAUNCHER, f"server {server}: `{written}` names nothing to run")
         if opts.get("--directory", "").startswith(_LOCAL_TREES) or run_opts.get("--directory", "").startswith(
                 _LOCAL_TREES) or rest[0].startswith(_LOCAL_TREES) or rest[0].endswith(".py"):
             return Launch("local", args=list(args), written=written)
         if rest[0] == "-m":
             if len(rest) < 2:
-                raise InfraError("unknown_launcher", f"server {server}: `{written}`: -m names no module")
+                raise InfraError(Kind.UNKNOWN_LAUNCHER, f"server {server}: `{written}`: -m names no module")
             return Launch("uv-run", module=rest[1], args=rest[2:], written=written)
         return Launch("uv-run", entry=rest[0], args=rest[1:], written=written)
     if base in ("python", "python3") or command == "${decathlon_python}":
         return Launch("python", args=list(args), written=written)
     if command.startswith("/") or command.startswith("${decathlon_servers}"):
         return Launch("direct", args=list(args), written=written)
-    raise InfraError("unknown_launcher", f"server {server}: unknown launcher {command!r} in `{written}`; "
+    raise InfraError(Kind.UNKNOWN_LAUNCHER, f"server {server}: unknown launcher {command!r} in `{written}`; "
                      f"known: {', '.join(KNOWN_LAUNCHERS)}")

@@ -7,24 +7,11 @@ import signal
 import time
 
 from decathlon.sandbox.client import DaemonError, request
+from decathlon.sandbox import services
 from decathlon.sandbox.home import Home
+from decathlon.sandbox.procs import alive
 
 STOP_WAIT = 15.0
-
-
-def alive(pid: int) -> bool:
-    """Running, and not merely a zombie waiting for an init that reaps slowly (the daemon is detached)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
 
 
 def stop_leftovers(home: Home) -> None:
@@ -37,8 +24,6 @@ def stop_leftovers(home: Home) -> None:
 
 
 def teardown(home: Home) -> dict:
-    from decathlon.sandbox import services  # it imports this module
-
     services.stop(home)
     stop_leftovers(home)
     pid = home.daemon_pid()

@@ -15,7 +15,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.memory import create_client_server_memory_streams
 
-from decathlon.sandbox.errors import InfraError, tail
+from decathlon.errors import InfraError, Kind
+from decathlon.sandbox.output import tail
 from decathlon.sandbox.servers_config import START_TIMEOUT, ServerSpec
 
 STOP_TIMEOUT = 10.0
@@ -95,11 +96,11 @@ class HeldServer:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except asyncio.TimeoutError:
             await self.stop()
-            raise InfraError("server_start", f"MCP server {self.spec.name!r} did not start within {timeout:.0f} s; "
+            raise InfraError(Kind.SERVER_START, f"MCP server {self.spec.name!r} did not start within {timeout:.0f} s; "
                              f"stderr tail: {self.stderr_tail() or '(empty)'}") from None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure to start is the server's, said with its stderr
             await self.stop()
-            raise InfraError("server_start", f"MCP server {self.spec.name!r} failed to start "
+            raise InfraError(Kind.SERVER_START, f"MCP server {self.spec.name!r} failed to start "
                              f"({self.spec.command}): {_describe(exc)}; stderr tail: "
                              f"{self.stderr_tail() or '(empty)'}") from None
         self.startup_ms = (time.monotonic() - began) * 1000
@@ -109,7 +110,7 @@ class HeldServer:
         if self._task is not None and not self._task.done():
             try:
                 await asyncio.wait_for(self._task, STOP_TIMEOUT)
-            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping anyway
                 self._task.cancel()
 
 
@@ -155,7 +156,7 @@ async def start_all(specs: list[ServerSpec], logs: Path,
     if failures:
         await stop_all(held)
         first = failures[0]
-        raise first if isinstance(first, InfraError) else InfraError("server_start", _describe(first))
+        raise first if isinstance(first, InfraError) else InfraError(Kind.SERVER_START, _describe(first))
     return held
 
 

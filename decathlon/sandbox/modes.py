@@ -14,7 +14,7 @@ from decathlon.tape.errors import CassetteError
 from decathlon.tape.redact import secret_names
 from decathlon.tape.store import load
 from decathlon.sandbox import launch_time as lt
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.home import Home
 from decathlon.sandbox.servers_config import ServerSpec
 from decathlon.sandbox.taskdef import TaskDef
@@ -31,14 +31,14 @@ def http_mode(mode: str) -> str:
 def open_cassette(home: Home, task: TaskDef, mode: str, path: str | None) -> dict | None:
     """The cassette a replay serves from, checked against the task; copied into the episode's home."""
     if mode not in MODES:
-        raise InfraError("usage", f"unknown mode {mode!r}; one of {', '.join(MODES)}")
+        raise InfraError(Kind.USAGE, f"unknown mode {mode!r}; one of {', '.join(MODES)}")
     if mode not in FROM_CASSETTE:
         if path:
-            raise InfraError("usage", "--cassette is for --mode replay or rerun (a recording is written to "
+            raise InfraError(Kind.USAGE, "--cassette is for --mode replay or rerun (a recording is written to "
                              f"{home.cassette_out.name} in the episode home)")
         return None
     if not path:
-        raise InfraError("usage", f"--mode {mode} needs --cassette PATH")
+        raise InfraError(Kind.USAGE, f"--mode {mode} needs --cassette PATH")
     # Relative to the episode's home: the host puts it there whatever the exec's working directory.
     path = str(Path(path) if Path(path).is_absolute() else home.root / path)
     try:
@@ -47,10 +47,10 @@ def open_cassette(home: Home, task: TaskDef, mode: str, path: str | None) -> dic
         raise InfraError(exc.kind, exc.message) from None
     recorded = cassette.get("meta", {}).get("task")
     if recorded != task.name:
-        raise InfraError("cassette_mismatch", f"{path} records task {recorded!r}, not {task.name!r}")
+        raise InfraError(Kind.CASSETTE_MISMATCH, f"{path} records task {recorded!r}, not {task.name!r}")
     missing = [s for s in task.servers if s not in cassette["servers"]]
     if missing and mode == "replay":
-        raise InfraError("cassette_mismatch", f"{path} has no recording of server(s) {', '.join(missing)} "
+        raise InfraError(Kind.CASSETTE_MISMATCH, f"{path} has no recording of server(s) {', '.join(missing)} "
                          f"that {task.name} needs; re-record it")
     home.run.mkdir(parents=True, exist_ok=True)
     if Path(path).resolve() != home.cassette_in.resolve():
@@ -81,7 +81,7 @@ def launch_time(cassette: dict | None, explicit: str | None) -> str:
         return lt.resolve(explicit)
     recorded = cassette["meta"]["launch_time"]
     if explicit and lt.resolve(explicit) != recorded:
-        raise InfraError("cassette_mismatch", f"the cassette was recorded at launch time {recorded!r}; "
+        raise InfraError(Kind.CASSETTE_MISMATCH, f"the cassette was recorded at launch time {recorded!r}; "
                          f"a replay cannot run at {lt.resolve(explicit)!r}")
     return recorded
 
@@ -97,7 +97,7 @@ def http_env(home: Home, mode: str, label: str, child_env: dict[str, str] | None
         return http.env_for(mode, home.http, label, secret_names({**os.environ, **(child_env or {})}),
                             base=child_env if child_env is not None else os.environ)
     except FileNotFoundError as exc:
-        raise InfraError("http_shim_missing", f"{exc} (or set DECATHLON_HTTP_DISABLED=1 to record and replay "
+        raise InfraError(Kind.HTTP_SHIM_MISSING, f"{exc} (or set DECATHLON_HTTP_DISABLED=1 to record and replay "
                          "without HTTP)") from None
 
 
@@ -123,7 +123,7 @@ def check_http_misses(home: Home, mode: str, label: str) -> None:
     missed = http.misses(home.http)
     if missed:
         first = missed[0]
-        raise InfraError("replay_miss", f"replay miss in the {label} step: HTTP {first.get('method')} "
+        raise InfraError(Kind.REPLAY_MISS, f"replay miss in the {label} step: HTTP {first.get('method')} "
                          f"{first.get('url')} (from {first.get('process')}) was not recorded; "
                          f"{len(missed)} miss(es) in all; nearest recorded: {first.get('nearest')}")
 

@@ -7,14 +7,21 @@ import difflib
 import json
 import time
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Protocol, TypeVar
 
 from decathlon.tape import delta
 from decathlon.tape.canonical import detokenize, tokenize
 from decathlon.tape.match import Matcher
 from decathlon.tape.rules import WORKSPACE_SKIP, normalise_local
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.routing import LOCAL
+
+class _Answer(Protocol):
+    is_error: bool
+    raw_items: list[dict] | None
+
+
+T = TypeVar("T", bound=_Answer)
 
 
 def parse_args(raw: str | None) -> object:
@@ -39,14 +46,14 @@ class Recorder:
     def add_server(self, name: str, tools: list[dict]) -> None:
         self.servers[name] = {"tools": tokenize(tools, self.ws), "interactions": []}
 
-    async def mcp(self, server: str, tool: str, args: dict, call: Callable[[], Awaitable]) -> object:
+    async def mcp(self, server: str, tool: str, args: dict, call: Callable[[], Awaitable[T]]) -> T:
         async with self.lock:
             before = delta.snapshot(self.workspace, WORKSPACE_SKIP)
             start = time.monotonic()
             outcome = await call()
             elapsed = round((time.monotonic() - start) * 1000, 3)
             change = delta.diff(self.workspace, before, delta.snapshot(self.workspace, WORKSPACE_SKIP))
-        items = getattr(outcome, "raw_items", None)
+        items = outcome.raw_items
         if items is None:  # the call itself failed (timeout, crash): not a server answer to replay
             return outcome
         rec = self.servers[server]["interactions"]
@@ -80,7 +87,7 @@ class LocalReplay:
         args = tokenize(parse_args(raw_args), self.ws)
         item = self.matcher.take(tool, args)
         if item is None:
-            raise InfraError("replay_miss", self.matcher.explain_miss(tool, args))
+            raise InfraError(Kind.REPLAY_MISS, self.matcher.explain_miss(tool, args))
         return item
 
     def answer(self, tool: str, raw_args: str | None) -> str:
@@ -93,7 +100,7 @@ class LocalReplay:
             diff = "\n".join(difflib.unified_diff(normalise_local(tool, want).splitlines(),
                                                   normalise_local(tool, have).splitlines(), "recorded", "replayed",
                                                   lineterm=""))
-            raise InfraError("replay_divergence", f"local-{tool} printed something else than when recorded "
+            raise InfraError(Kind.REPLAY_DIVERGENCE, f"local-{tool} printed something else than when recorded "
                              f"(arguments {(raw_args or '')[:200]!r}):\n{diff[:4000]}")
         return detokenize(want, self.ws)
 
@@ -110,6 +117,6 @@ class FrameworkReplay:
         args = tokenize(raw_args or "", self.ws)
         item = self.matcher.take(tool, args)
         if item is None:
-            raise InfraError("replay_miss", self.matcher.explain_miss(tool, args)
+            raise InfraError(Kind.REPLAY_MISS, self.matcher.explain_miss(tool, args)
                              + "\n(not a tool of any replayed server, or arguments that are not JSON)")
         return detokenize(item["content"], self.ws)

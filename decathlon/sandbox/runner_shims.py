@@ -52,7 +52,7 @@ def _fail(written: str, why: str) -> int:
 def resolve(runner: str, args: list[str]) -> list[str]:
     """The argv that runs here what `runner args…` would have; ValueError saying why not."""
     from decathlon.sandbox.catalogue import plan_server
-    from decathlon.sandbox.errors import InfraError
+    from decathlon.errors import InfraError
     from decathlon.sandbox.launchers import _UV_VALUED, _options
     from decathlon.sandbox.servers_config import default_servers_dir
     from decathlon.sandbox.subproc import task_python

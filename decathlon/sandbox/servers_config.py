@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from decathlon.sandbox.catalogue import check_installed, plan_servers
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 DEFAULT_TIMEOUT = 60.0
 START_TIMEOUT = float(os.environ.get("DECATHLON_SERVER_START_TIMEOUT", "60"))
@@ -63,9 +63,9 @@ def load_raw_configs(source: Path) -> dict[str, dict]:
         try:
             raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            raise InfraError("bad_server_config", f"{path}: not valid YAML ({exc})") from exc
+            raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path}: not valid YAML ({exc})") from exc
         if not isinstance(raw, dict) or "name" not in raw:
-            raise InfraError("bad_server_config", f"{path}: needs a mapping with a `name`")
+            raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path}: needs a mapping with a `name`")
         configs[str(raw["name"])] = raw
     return configs
 
@@ -107,13 +107,13 @@ class Templates:
             proc = subprocess.run([task_python(), "-c", code, str(path), attr], cwd=str(self.source),
                                   capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise InfraError("bad_server_config", f"{path} could not be loaded: {exc}") from None
+            raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path} could not be loaded: {exc}") from None
         if proc.returncode != 0:  # their module, their failure: name it
-            raise InfraError("bad_server_config", f"{path} failed to load: {proc.stderr.strip()[-800:]}")
+            raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path} failed to load: {proc.stderr.strip()[-800:]}")
         try:
             return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
         except (ValueError, IndexError, TypeError) as exc:
-            raise InfraError("bad_server_config", f"{path}: `{attr}` is not a table of values ({exc})") from None
+            raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path}: `{attr}` is not a table of values ({exc})") from None
 
     def _lookup(self, name: str) -> str:
         if name in self.simple:
@@ -132,9 +132,9 @@ class Templates:
                                                      "all_token_key_session"))
             table = self._token
         else:
-            raise InfraError("bad_server_config", f"unknown template variable ${{{name}}}")
+            raise InfraError(Kind.BAD_SERVER_CONFIG, f"unknown template variable ${{{name}}}")
         if key not in table:
-            raise InfraError("missing_credential", f"${{{name}}} is not set: add `{key}` to the "
+            raise InfraError(Kind.MISSING_CREDENTIAL, f"${{{name}}} is not set: add `{key}` to the "
                              f"{'global configs' if kind == 'config' else 'token_key_session'} of the source")
         return self._hand_over(str(table[key]))
 
@@ -180,7 +180,7 @@ def resolve_servers(raw_configs: dict[str, dict], names: list[str], templates: T
         raw = raw_configs[plan.server]
         kind = raw.get("type", "stdio")
         if kind != "stdio":
-            raise InfraError("bad_server_config", f"server {plan.server}: type {kind!r} is not supported (stdio only)")
+            raise InfraError(Kind.BAD_SERVER_CONFIG, f"server {plan.server}: type {kind!r} is not supported (stdio only)")
         params = raw.get("params") or {}
         env = _field(plan.server, params, "env", dict) or {}
         cwd = _field(plan.server, params, "cwd", str)
@@ -200,16 +200,17 @@ def _field(server: str, params: Any, key: str, kind: type, required: bool = Fals
     """One key of a server's `params`, of the type Toolathlon's YAML gives it (a string `args:` would
     otherwise be split into characters), or `bad_server_config` naming the key."""
     if not isinstance(params, dict):
-        raise InfraError("bad_server_config", f"server {server}: `params` must be a mapping "
+        raise InfraError(Kind.BAD_SERVER_CONFIG, f"server {server}: `params` must be a mapping "
                          f"(command, args, env, cwd), not {type(params).__name__}")
     value = params.get(key)
     if value is None or value == "":
         if required:
-            raise InfraError("bad_server_config", f"server {server}: params.{key} is missing")
+            raise InfraError(Kind.BAD_SERVER_CONFIG, f"server {server}: params.{key} is missing")
         return None
     if not isinstance(value, kind):
-        noun = {str: "a string", list: "a list", dict: "a mapping"}[kind]
-        raise InfraError("bad_server_config", f"server {server}: params.{key} must be {noun}, "
+        nouns: dict[type, str] = {str: "a string", list: "a list", dict: "a mapping"}
+        noun = nouns[kind]
+        raise InfraError(Kind.BAD_SERVER_CONFIG, f"server {server}: params.{key} must be {noun}, "
                          f"not {type(value).__name__} ({str(value)[:60]!r})")
     return value
 
@@ -222,7 +223,7 @@ def _timeout(server: str, raw: Any) -> float:
     except (TypeError, ValueError):
         value = float("nan")
     if not 0 < value < 86400:  # NaN fails both
-        raise InfraError("bad_server_config", f"server {server}: client_session_timeout_seconds must be a "
+        raise InfraError(Kind.BAD_SERVER_CONFIG, f"server {server}: client_session_timeout_seconds must be a "
                          f"number of seconds, not {str(raw)[:60]!r}")
     return value
 

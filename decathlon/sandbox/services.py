@@ -25,9 +25,10 @@ from pathlib import Path
 from decathlon.emulators.directory import USERS_FILE
 from decathlon.sandbox import netns
 from decathlon.sandbox.clock import behind
-from decathlon.sandbox.errors import InfraError, tail
+from decathlon.errors import InfraError, Kind
+from decathlon.sandbox.output import tail
 from decathlon.sandbox.home import Home
-from decathlon.sandbox.lifecycle import alive
+from decathlon.sandbox.procs import alive
 from decathlon.sandbox.users import Users
 
 SERVICE_OF_SERVER = {"emails": "mail", "canvas": "canvas", "woocommerce": "woocommerce"}
@@ -72,7 +73,7 @@ def isolate(task: str, names: list[str], users: Users) -> bool:
     try:
         netns.unshare()
     except netns.NetnsError as exc:
-        raise InfraError("services_need_netns", f"{task} needs {', '.join(WHAT[n] for n in names)} at the ports its "
+        raise InfraError(Kind.SERVICES_NEED_NETNS, f"{task} needs {', '.join(WHAT[n] for n in names)} at the ports its "
                          f"scripts hard-code; on the local backend each episode gets them in a network namespace of its "
                          f"own, which cannot be created here ({exc}). Run decathlon as root, or use --backend compose "
                          "(each sandbox has its own network)") from None
@@ -99,7 +100,7 @@ def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, 
     if not line.startswith("ready "):
         _kill(proc.pid)
         proc.wait()
-        raise InfraError("service_start", _start_failure(task, line, logs))
+        raise InfraError(Kind.SERVICE_START, _start_failure(task, line, logs))
     record = {"supervisor": proc.pid, "services": json.loads(line[6:])["services"],
               "netns": proc.pid if private_netns() else None, "logs": str(logs)}
     path = home.state / RECORD
@@ -110,6 +111,7 @@ def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, 
 def _first_line(proc: subprocess.Popen, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     buf = b""
+    assert proc.stdout is not None  # started with stdout=PIPE
     fd = proc.stdout.fileno()
     while b"\n" not in buf:
         left = deadline - time.monotonic()
@@ -153,7 +155,7 @@ def check(record: dict | None, when: str) -> None:
         return
     died = _died(record)
     if died:
-        raise InfraError("service_died", f"{died} {when}; the episode's results cannot stand")
+        raise InfraError(Kind.SERVICE_DIED, f"{died} {when}; the episode's results cannot stand")
 
 
 def _died(record: dict) -> str | None:
@@ -177,7 +179,7 @@ def join(record: dict | None) -> None:
         try:
             netns.enter(int(record["netns"]))
         except netns.NetnsError as exc:
-            raise InfraError("service_died", f"the services' network namespace is gone ({exc}): their supervisor "
+            raise InfraError(Kind.SERVICE_DIED, f"the services' network namespace is gone ({exc}): their supervisor "
                              f"(pid {record['netns']}) exited") from None
 
 

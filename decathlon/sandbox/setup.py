@@ -12,13 +12,16 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from decathlon.sandbox import grader_git, modes, runner_shims, services, task_copy
 from decathlon.sandbox.catalogue import runnable_servers, split_for_rerun
 from decathlon.sandbox.clock import behind, frozen_env
-from decathlon.sandbox.errors import InfraError, tail
+from decathlon.contract.replies import OmittedServer, ReplayedServer, SetupReply, dump
+from decathlon.errors import InfraError, Kind
+from decathlon.sandbox.output import tail
 from decathlon.sandbox.home import Home
-from decathlon.sandbox.lifecycle import alive
+from decathlon.sandbox.procs import alive
 from decathlon.sandbox.prompts import fill_system_prompt
 from decathlon.sandbox.servers_config import START_TIMEOUT, Templates, default_servers_dir, load_raw_configs, resolve_servers
 from decathlon.sandbox.subproc import missing_module_hint, newer_python_hint, run_module
@@ -33,11 +36,11 @@ SERVER_FOLDERS = {"arxiv_local": "arxiv_local_storage", "memory": "memory"}
 def resolve_source(raw: str | None) -> Path:
     value = raw or os.environ.get("TOOLATHLON_ROOT")
     if not value:
-        raise InfraError("bad_source", "no task source: pass --source DIR or set TOOLATHLON_ROOT "
+        raise InfraError(Kind.BAD_SOURCE, "no task source: pass --source DIR or set TOOLATHLON_ROOT "
                          "(a Toolathlon root, holding configs/ and tasks/)")
     path = Path(value).absolute()
     if not path.is_dir():
-        raise InfraError("bad_source", f"task source {path} does not exist")
+        raise InfraError(Kind.BAD_SOURCE, f"task source {path} does not exist")
     return path
 
 
@@ -115,15 +118,15 @@ def _finish_preflight(proc: subprocess.Popen | None, task: TaskDef) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise InfraError("grader_preflight", f"importing the evaluator of {task.name} took over "
+        raise InfraError(Kind.GRADER_PREFLIGHT, f"importing the evaluator of {task.name} took over "
                          f"{PREFLIGHT_TIMEOUT:.0f} s") from None
     if proc.returncode != 0:
         text = out.decode("utf-8", "replace")
         hint = newer_python_hint(text)
         if hint:
-            raise InfraError("task_python_too_old", f"the evaluator of {task.name} cannot run: {hint}; "
+            raise InfraError(Kind.TASK_PYTHON_TOO_OLD, f"the evaluator of {task.name} cannot run: {hint}; "
                              f"{tail(text.strip(), 500)}")
-        raise InfraError("grader_preflight", f"the evaluator of {task.name} cannot be imported (exit "
+        raise InfraError(Kind.GRADER_PREFLIGHT, f"the evaluator of {task.name} cannot be imported (exit "
                          f"{proc.returncode}): {tail(text.strip(), 1500)}; " + (missing_module_hint(text) or
                          "install what it needs into the task environment (DECATHLON_TASK_PYTHON) and run again"))
 
@@ -157,20 +160,20 @@ def _preprocess(home: Home, task: TaskDef, launch: str, env: dict[str, str], use
     # it lives until the episode ends, and then goes (teardown, or the local backend's release).
     home.preprocess_pgid.write_text(str(run.pgid), encoding="utf-8")
     if run.exit_code is None:
-        raise InfraError("preprocess_timeout", f"preprocess of {task.name} ran over {PREPROCESS_TIMEOUT:.0f} s; "
+        raise InfraError(Kind.PREPROCESS_TIMEOUT, f"preprocess of {task.name} ran over {PREPROCESS_TIMEOUT:.0f} s; "
                          f"output tail: {tail(run.output)}")
     if run.exit_code != 0:
         hint = newer_python_hint(run.output)
         if hint:
-            raise InfraError("task_python_too_old", f"preprocess of {task.name} cannot run: {hint}; "
+            raise InfraError(Kind.TASK_PYTHON_TOO_OLD, f"preprocess of {task.name} cannot run: {hint}; "
                              f"{tail(run.output, 500)}")
         lacking = missing_task_data(run.output, home, task, original)
         if lacking:
-            raise InfraError("task_data_missing", f"preprocess of {task.name} failed: the source lacks the task's "
+            raise InfraError(Kind.TASK_DATA_MISSING, f"preprocess of {task.name} failed: the source lacks the task's "
                              f"own {lacking} (a checkout without its large files?); not something an episode can "
                              f"fix. Output tail: {tail(run.output, 500)}")
         missing = missing_module_hint(run.output)
-        raise InfraError("preprocess_failed", f"preprocess of {task.name} exited {run.exit_code}; "
+        raise InfraError(Kind.PREPROCESS_FAILED, f"preprocess of {task.name} exited {run.exit_code}; "
                          f"{missing + '; ' if missing else ''}output tail: {tail(run.output)}")
 
 
@@ -239,10 +242,10 @@ def _wait_ready(home: Home, daemon: DaemonHandle, spec: dict) -> dict:
                 raise InfraError(err.get("kind", "server_start"), err.get("message", "the daemon failed"))
             return ready
         if daemon.exited():
-            raise InfraError("daemon_crash", "the episode daemon exited before it was ready; "
+            raise InfraError(Kind.DAEMON_CRASH, "the episode daemon exited before it was ready; "
                              f"log tail: {tail(home.daemon_log.read_text(errors='replace'))}")
         time.sleep(0.005)
-    raise InfraError("daemon_timeout", "the episode daemon was not ready in time; see run/daemon.log")
+    raise InfraError(Kind.DAEMON_TIMEOUT, "the episode daemon was not ready in time; see run/daemon.log")
 
 
 def _public(record: dict | None) -> dict:
@@ -251,14 +254,14 @@ def _public(record: dict | None) -> dict:
 
 
 def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str,
-          cassette: str | None = None, omit_unavailable: bool = False, frozen_clock: bool = False) -> dict:
+          cassette: str | None = None, omit_unavailable: bool = False, frozen_clock: bool = False) -> dict[str, Any]:
     began = time.monotonic()
     timings: dict[str, float] = {}
     src = resolve_source(source)
     task = load_task(src, task_id)
     if _daemon_alive(home):
-        raise InfraError("already_set_up", f"an episode is already set up in {home.root}; run `task-api teardown` first")
-    servers, omitted, replayed = task.servers, [], []
+        raise InfraError(Kind.ALREADY_SET_UP, f"an episode is already set up in {home.root}; run `task-api teardown` first")
+    servers, omitted, replayed = task.servers, list[dict[str, str]](), list[dict[str, str]]()
     # The episode's root copies configs/ as it is: the definitions read here are the ones it starts.
     raw_configs = load_raw_configs(src) if mode != "replay" else {}
     if mode == "rerun":
@@ -339,14 +342,15 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     system_prompt = fill_system_prompt(task.read_doc("agent_system_prompt.md"), home.workspace, launch)
     prompt = task.read_doc("task.md")
     timings["total"] = time.monotonic() - began
-    result = {
-        "task": task.name, "mode": mode, "tools": ready["tools"], "system_prompt": system_prompt, "prompt": prompt,
-        "launch_time": launch, "workspace": str(home.workspace), "servers": ready["servers"],
-        "omitted_servers": omitted,
-        "replayed_servers": replayed, "services": _public(service_record),
-        "timings": {k: round(v, 4) for k, v in timings.items()},
-    }
-    session = {**result, "services": service_record, "frozen_clock": bool(clock), "source": str(src), "task_root": str(task.source), "config_modules": config_modules,
+    reply = SetupReply(
+        task=task.name, mode=mode, tools=ready["tools"], system_prompt=system_prompt, prompt=prompt,
+        launch_time=launch, workspace=str(home.workspace), servers=ready["servers"],
+        omitted_servers=[OmittedServer(**o) for o in omitted], replayed_servers=[ReplayedServer(**r) for r in replayed],
+        services=_public(service_record), timings={k: round(v, 4) for k, v in timings.items()},
+    )
+    result = dump(reply)
+    session = {**result, "services": service_record, "frozen_clock": bool(clock), "source": str(src),
+               "task_root": str(task.source), "config_modules": config_modules,
                "config": task.config, "cassette": str(home.cassette_in) if tape else None,
                "cassette_meta": tape["meta"] if tape else None,
                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}

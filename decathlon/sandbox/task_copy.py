@@ -18,7 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.taskdef import SPLIT, TaskDef
 
 CONFIG_MODULES = {"global_configs.py": "DECATHLON_GLOBAL_CONFIGS", "token_key_session.py": "DECATHLON_TOKEN_KEY_SESSION"}
@@ -34,7 +34,7 @@ def _copy_config_modules(configs: Path) -> dict[str, str]:
         if named:
             path = Path(named)
             if not path.is_file():
-                raise InfraError("bad_config", f"{variable}={named}: no such file (it names the {name} to use)")
+                raise InfraError(Kind.BAD_CONFIG, f"{variable}={named}: no such file (it names the {name} to use)")
             shutil.copyfile(path, target)
             origin[name] = variable
         elif target.is_file():
@@ -69,6 +69,6 @@ def make(task: TaskDef, dest: Path) -> tuple[TaskDef, dict[str, str]]:
         else:
             (dest / "configs").mkdir()
     except OSError as exc:
-        raise InfraError("task_copy_failed", f"could not copy task {task.name} for this episode: {exc}") from None
+        raise InfraError(Kind.TASK_COPY_FAILED, f"could not copy task {task.name} for this episode: {exc}") from None
     origin = _copy_config_modules(dest / "configs")
     return TaskDef(name=task.name, source=dest, config=task.config), origin

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 SPLIT = "finalpool"
 
@@ -56,7 +56,7 @@ class TaskDef:
         try:
             return path.read_text(encoding="utf-8")
         except FileNotFoundError as exc:
-            raise InfraError("bad_task", f"task {self.name} has no docs/{name}") from exc
+            raise InfraError(Kind.BAD_TASK, f"task {self.name} has no docs/{name}") from exc
 
 
 def normalise_id(task_id: str) -> str:
@@ -70,7 +70,7 @@ def normalise_id(task_id: str) -> str:
 def list_tasks(source: Path) -> list[str]:
     root = source / "tasks" / SPLIT
     if not root.is_dir():
-        raise InfraError("bad_source", f"{source} is not a Toolathlon root: it has no tasks/{SPLIT}/ "
+        raise InfraError(Kind.BAD_SOURCE, f"{source} is not a Toolathlon root: it has no tasks/{SPLIT}/ "
                          "(give the folder that holds configs/ and tasks/)")
     return sorted(p.parent.name for p in root.glob("*/task_config.json"))
 
@@ -85,7 +85,7 @@ def load_task(source: Path, task_id: str) -> TaskDef:
     name = normalise_id(task_id)
     known = list_tasks(source)
     if name not in known:
-        raise InfraError("unknown_task", unknown_task_message(task_id, known))
+        raise InfraError(Kind.UNKNOWN_TASK, unknown_task_message(task_id, known))
     path = source / "tasks" / SPLIT / name / "task_config.json"
     config = read_config(path)
     return TaskDef(name=name, source=source, config=config)
@@ -96,18 +96,18 @@ def read_config(path: Path) -> dict:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
-        raise InfraError("bad_task", f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InfraError(Kind.BAD_TASK, f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except RecursionError:
-        raise InfraError("bad_task", f"{path}: nested too deeply") from None
+        raise InfraError(Kind.BAD_TASK, f"{path}: nested too deeply") from None
     except ValueError as exc:
-        raise InfraError("bad_task", f"{path}: not valid JSON ({exc})") from None
+        raise InfraError(Kind.BAD_TASK, f"{path}: not valid JSON ({exc})") from None
     except OSError as exc:
-        raise InfraError("bad_task", f"{path}: unreadable ({exc.strerror})") from None
+        raise InfraError(Kind.BAD_TASK, f"{path}: unreadable ({exc.strerror})") from None
     if not isinstance(config, dict):
-        raise InfraError("bad_task", f"{path}: must hold a JSON object, not {type(config).__name__}")
+        raise InfraError(Kind.BAD_TASK, f"{path}: must hold a JSON object, not {type(config).__name__}")
     for key in ("needed_mcp_servers", "needed_local_tools"):
         if not isinstance(config.get(key), list):
-            raise InfraError("bad_task", f"{path}: `{key}` must be a list")
+            raise InfraError(Kind.BAD_TASK, f"{path}: `{key}` must be a list")
         if not all(isinstance(v, str) for v in config[key]):
-            raise InfraError("bad_task", f"{path}: `{key}` must list names (strings)")
+            raise InfraError(Kind.BAD_TASK, f"{path}: `{key}` must list names (strings)")
     return config

@@ -12,7 +12,7 @@ from mcp import MCPError
 from pydantic import TypeAdapter
 
 from decathlon.sandbox.replay.protocol import REPLAY_MISS_CODE, verbatim
-from decathlon.sandbox.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.local_tools.base import ArgError, Context, LocalTool, ToolLogEntry, check_args
 from decathlon.sandbox.mcp_pool import HeldServer, _describe
 from decathlon.sandbox.recording import FrameworkReplay, LocalReplay, Recorder
@@ -29,7 +29,7 @@ class Outcome:
     verbatim: bool = False  # an imported transcript's exact string: shown as is, never cut again
 
 
-def parse_args(full_name: str, tool: str, raw: str) -> dict[str, Any] | Outcome:
+def parse_args(full_name: str, tool: str, raw: str | None) -> dict[str, Any] | Outcome:
     if raw is None or raw.strip() == "":
         return {}
     try:
@@ -69,7 +69,7 @@ class Executor:
         self.ctx.log.append(ToolLogEntry(self.seq, full_name, raw_args or "", out.content, out.is_error))
         return out
 
-    async def _dispatch(self, full_name: str, raw_args: str) -> Outcome:
+    async def _dispatch(self, full_name: str, raw_args: str | None) -> Outcome:
         r = route(full_name, sorted(self.servers))
         if r is None or full_name not in self.known:
             return self._framework(full_name, raw_args) or self.not_found(full_name)
@@ -83,12 +83,12 @@ class Executor:
             return await self.recorder.mcp(r.server, tool, args, lambda: self._mcp(full_name, held, tool, args))
         return await self._mcp(full_name, held, tool, args)
 
-    def _framework(self, full_name: str, raw_args: str) -> Outcome | None:
+    def _framework(self, full_name: str, raw_args: str | None) -> Outcome | None:
         if self.framework is None:
             return None
         return Outcome(self.framework.answer(full_name, raw_args), True, verbatim=True)
 
-    async def _run_local(self, full_name: str, tool: str, raw_args: str, args: dict) -> Outcome:
+    async def _run_local(self, full_name: str, tool: str, raw_args: str | None, args: dict) -> Outcome:
         if self.local_replay is not None and self.local_replay.replayed:
             return Outcome(self.local_replay.answer(tool, raw_args), False, verbatim=True)
         out = await self._local(full_name, self.local[tool], args)
@@ -104,7 +104,7 @@ class Executor:
             res = await tool.run(args, self.ctx)
         except ArgError as exc:
             return Outcome(f"Error running tool {full_name}: invalid arguments: {exc}", True)
-        except Exception as exc:  # a bug in a local tool is the tool's error, shown as Toolathlon would
+        except Exception as exc:  # noqa: BLE001 - a bug in a local tool is the tool's error, shown as Toolathlon would
             return Outcome(f"Error running tool {full_name}: {_describe(exc)}", True)
         return Outcome(res.text, res.is_error, res.context)
 
@@ -118,10 +118,10 @@ class Executor:
         except asyncio.TimeoutError:
             msg = f"Timed out while waiting for response to ClientRequest. Waited {timeout} seconds."
             return Outcome(f"Error running tool {full_name}: Error invoking MCP tool {tool}: {msg}", True)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a server's failure is the tool's error (a replay miss aside)
             miss = replay_miss(exc)
             if miss is not None:
-                raise InfraError("replay_miss", miss) from None
+                raise InfraError(Kind.REPLAY_MISS, miss) from None
             detail = _describe(exc)
             if "timed out" in detail.lower() or "timeout" in detail.lower():
                 detail = f"Timed out while waiting for response to ClientRequest. Waited {timeout} seconds."

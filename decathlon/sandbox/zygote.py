@@ -3,8 +3,9 @@
 Most of a daemon's start-up is importing the MCP SDK (~0.7 s). Where many episodes run on one host
 (the local backend, the regression suite), a zygote imports it once and forks a daemon per setup
 in milliseconds (module-level settings read from the environment at import come from the
-zygote's, which the local backend starts with its own). The wire: setup connects, sends `{"home": H, "env": {...}}\\n`, reads `{"pid": N}\\n`, then writes
-the daemon's spec on the same connection and closes it, exactly as it would on a daemon's stdin.
+zygote's, which the local backend starts with its own). The wire: setup connects, sends
+`{"home": H, "env": {...}}\\n`, reads `{"pid": N}\\n`, then writes the daemon's spec on the same connection
+and closes it, exactly as it would on a daemon's stdin.
 """
 from __future__ import annotations
 

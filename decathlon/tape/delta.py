@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from decathlon.tape.errors import CassetteError
+from decathlon.errors import Kind
 
 
 @dataclass
@@ -74,7 +75,7 @@ def diff(root: Path, before: Snapshot, after: Snapshot) -> dict | None:
 def _inside(root: Path, rel: str) -> Path:
     target = (root / rel).resolve()
     if target != root.resolve() and root.resolve() not in target.parents:
-        raise CassetteError("bad_cassette", f"workspace delta path {rel!r} leaves the workspace")
+        raise CassetteError(Kind.BAD_CASSETTE, f"workspace delta path {rel!r} leaves the workspace")
     return target
 
 

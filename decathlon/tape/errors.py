@@ -1,9 +1,8 @@
-"""Cassette problems, each with a kind the task API reports as an infra error."""
+"""Cassette problems: infra errors of the replay layer (kinds bad_cassette, cassette_*)."""
 from __future__ import annotations
 
+from decathlon.errors import InfraError
 
-class CassetteError(Exception):
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-        self.message = message
+
+class CassetteError(InfraError):
+    """A cassette that cannot serve: missing, malformed, of another version, not matching its task."""

@@ -34,7 +34,8 @@ class Matcher:
             return (f"replay miss: {self._name(tool)} with these arguments was recorded "
                     f"{len(self.by_key[key])} time(s) and is now called once more: {key[1]}")
         want = _pretty(tool, arguments, self.volatile)
-        scored = sorted(((difflib.SequenceMatcher(None, want, _pretty(i["tool"], i.get("arguments"), self.volatile)).ratio(), n, i)
+        scored = sorted(((difflib.SequenceMatcher(None, want, _pretty(i["tool"], i.get("arguments"), self.volatile)).ratio(),
+                          n, i)
                          for n, i in enumerate(self.all)), key=lambda t: (-t[0], t[1]))[:limit]
         parts = [f"replay miss: no recording of {self._name(tool)} {key[1]}"]
         if not scored:

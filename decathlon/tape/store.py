@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 from decathlon.tape import nesting
 from decathlon.tape.errors import CassetteError
+from decathlon.errors import Kind
 
 FORMAT = "decathlon-cassette"
 VERSION = 1
@@ -59,23 +60,23 @@ def save(path: Path, data: dict) -> dict:
 
 def validate(data: Any, where: str) -> dict:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CassetteError("bad_cassette", f"{where} is not a decathlon cassette (no \"format\": \"{FORMAT}\")")
+        raise CassetteError(Kind.BAD_CASSETTE, f"{where} is not a decathlon cassette (no \"format\": \"{FORMAT}\")")
     if not isinstance(data.get("meta", {}), dict):
-        raise CassetteError("bad_cassette", f"{where}: `meta` must be an object")
+        raise CassetteError(Kind.BAD_CASSETTE, f"{where}: `meta` must be an object")
     if data.get("version") != VERSION:
-        raise CassetteError("cassette_version", f"{where} is cassette version {data.get('version')!r}; this "
+        raise CassetteError(Kind.CASSETTE_VERSION, f"{where} is cassette version {data.get('version')!r}; this "
                             f"decathlon reads version {VERSION}: re-record it with `decathlon record`")
     want = data.get("meta", {}).get("content_hash")
     have = content_hash(data)
     if want != have:
-        raise CassetteError("cassette_hash", f"{where}: content hash mismatch (recorded {want}, computed {have}); "
+        raise CassetteError(Kind.CASSETTE_HASH, f"{where}: content hash mismatch (recorded {want}, computed {have}); "
                             "the file was edited or damaged after recording")
     servers = data.get("servers")
     if not isinstance(servers, dict):
-        raise CassetteError("bad_cassette", f"{where}: `servers` must be an object")
+        raise CassetteError(Kind.BAD_CASSETTE, f"{where}: `servers` must be an object")
     for name, rec in servers.items():
         if not isinstance(rec, dict) or not isinstance(rec.get("tools"), list) or not isinstance(rec.get("interactions"), list):
-            raise CassetteError("bad_cassette", f"{where}: server {name!r} needs `tools` and `interactions` lists")
+            raise CassetteError(Kind.BAD_CASSETTE, f"{where}: server {name!r} needs `tools` and `interactions` lists")
     return data
 
 
@@ -83,16 +84,16 @@ def load(path: Path) -> dict:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        raise CassetteError("cassette_missing", f"no cassette at {path}: record one with `decathlon record`") from exc
+        raise CassetteError(Kind.CASSETTE_MISSING, f"no cassette at {path}: record one with `decathlon record`") from exc
     except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError("cassette_unreadable", f"cannot read cassette {path}: {exc}") from exc
+        raise CassetteError(Kind.CASSETTE_UNREADABLE, f"cannot read cassette {path}: {exc}") from exc
     try:
         data = nesting.loads(raw)
     except nesting.TooDeep as exc:
         # No recording nests this deep, so it is damaged or hostile (and the hash walk would recurse).
-        raise CassetteError("bad_cassette", f"{path} is {exc} to be a cassette") from None
+        raise CassetteError(Kind.BAD_CASSETTE, f"{path} is {exc} to be a cassette") from None
     except json.JSONDecodeError as exc:
-        raise CassetteError("bad_cassette", f"{path} is not valid JSON: {exc}") from exc
+        raise CassetteError(Kind.BAD_CASSETTE, f"{path} is not valid JSON: {exc}") from exc
     return validate(data, str(path))
 
 

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.sandbox import taskdef
 
 CONFLICT_FILE = "task_conflict.json"
@@ -34,7 +34,7 @@ def load_groups(source: Path) -> dict[str, str]:
                                                    for g in groups):
             raise TypeError("conflict_groups is not a list of lists of task names")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InfraError("bad_source", f"{path} is not a conflict file ({type(exc).__name__}: {exc}); expected "
+        raise InfraError(Kind.BAD_SOURCE, f"{path} is not a conflict file ({type(exc).__name__}: {exc}); expected "
                          '{"conflict_groups": [["task-a", "task-b"], ...]}') from None
     # a task in two groups joins them: one lock for the union keeps "never at once" true for both
     parent: dict[str, str] = {}

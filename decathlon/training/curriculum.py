@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from pathlib import Path
 
 from decathlon.reports import report
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 EXPECTED = ("`decathlon report --json` output, a {task: rate} JSON object, a CSV with columns task,pass_rate, "
             "or a results folder")
 
 
 def _bad(spec: Path, cause: str) -> InfraError:
-    return InfraError("usage", f"curriculum {spec}: {cause}; expected {EXPECTED}")
+    return InfraError(Kind.USAGE, f"curriculum {spec}: {cause}; expected {EXPECTED}")
 
 
 def _is_rate(value: object) -> bool:

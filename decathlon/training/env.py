@@ -38,11 +38,11 @@ from decathlon.core.task_session import EvalResult
 from decathlon.training.vf_episode import DecathlonState, Episode, fail
 from decathlon.training.vf_harness import DecathlonHarness
 from decathlon.sandbox import taskdef
-from decathlon.sandbox.errors import InfraError as SandboxInfraError
+from decathlon.errors import Kind
 
 # The verdict of an episode that failed on its own after the agent acted: no evaluator runs in a sandbox
 # that broke or lied, and the run scores 0.
-FAILED = EvalResult(passed=False, metrics={}, exit_code=None, output_tail="", elapsed_ms=0.0)
+FAILED = EvalResult(passed=False)
 UNISOLATED = {"local"}
 
 PASS_REWARD = "passed"
@@ -118,7 +118,7 @@ class DecathlonTask(vf.Task[DecathlonData, DecathlonState, DecathlonTaskConfig])
     async def _verdict(self, trace: vf.Trace) -> EvalResult:
         ep = trace.state.episode
         if ep is None:
-            raise fail(trace, errors.InfraError("no_session", "the rollout has no sandbox to evaluate in"), "evaluate")
+            raise fail(trace, errors.InfraError(Kind.NO_SESSION, "the rollout has no sandbox to evaluate in"), "evaluate")
         # No status means the loop never finished: the agent stage timed out or was cut short.
         ep.status = ep.status or ("timeout" if trace.is_timeout else "interrupted")
         trace.info.setdefault("decathlon", {}).update(status=ep.status, turns=ep.turns, tool_calls=ep.tool_calls)
@@ -207,7 +207,7 @@ class DecathlonTaskset(vf.Taskset[DecathlonTask, DecathlonTasksetConfig]):
         for name in self._names(source):
             try:
                 task = taskdef.load_task(source, name)
-            except SandboxInfraError as exc:
+            except errors.InfraError as exc:
                 if self.config.tasks:  # asked for by name: say so loudly
                     raise
                 warnings.warn(f"decathlon: task {name} left out of the taskset: {exc.kind}: {exc.message}",

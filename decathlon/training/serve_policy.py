@@ -274,20 +274,24 @@ def make_app(source: Path, oracles: Path | None = None, trajectories: Path | Non
 class _Server(uvicorn.Server):
     """Prints the URL once the socket is bound, so `--port 0` reports the port it got."""
 
+    def __init__(self, config: uvicorn.Config, what: str) -> None:
+        super().__init__(config)
+        self.what = what  # what the app serves, for that line
+
     async def startup(self, sockets: list | None = None) -> None:
         await super().startup(sockets)
         if self.started:
             host, port = self.servers[0].sockets[0].getsockname()[:2]
-            print(f"decathlon serve-policy: http://{host}:{port}/v1 ({self.config.app.state.what})", flush=True)
+            print(f"decathlon serve-policy: http://{host}:{port}/v1 ({self.what})", flush=True)
 
 
 def serve_command(ns: argparse.Namespace) -> int:
     source = resolve_source(ns.source)
     trajectories = cassettes_dir(source, ns.cassettes) if ns.recorded else None
     app = make_app(source, ns.oracles, trajectories)
-    app.state.what = f"recorded trajectories in {trajectories}" if trajectories else f"oracles for {source}"
+    what = f"recorded trajectories in {trajectories}" if trajectories else f"oracles for {source}"
     # uvicorn handles SIGINT/SIGTERM itself: it stops accepting, finishes open requests, then re-raises
     # the signal (SIGINT ends as "interrupted", exit 130). A port it cannot bind exits 1 with its message.
-    server = _Server(uvicorn.Config(app, host=ns.host, port=ns.port, log_level="warning", lifespan="off"))
+    server = _Server(uvicorn.Config(app, host=ns.host, port=ns.port, log_level="warning", lifespan="off"), what)
     server.run()
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from decathlon.training.curriculum import load_pass_rates, order_by_difficulty
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 
 # 80 train / 28 test of Toolathlon's 108 tasks.
 DEFAULT_RATIO = 80 / 108
@@ -46,10 +46,10 @@ def _rank(name: str, seed: str) -> str:
 def split_tasks(names: list[str], split: str, ratio: float = DEFAULT_RATIO, seed: str = DEFAULT_SEED) -> list[str]:
     """The tasks of `names` in `split` ("train", "test" or "all"), sorted by name."""
     if split not in SPLITS:
-        raise InfraError("usage", f"unknown split {split!r}: use one of {', '.join(SPLITS)}")
+        raise InfraError(Kind.USAGE, f"unknown split {split!r}: use one of {', '.join(SPLITS)}")
     problem = ratio_problem(ratio)
     if problem:
-        raise InfraError("usage", f"{problem}: pass e.g. --split-ratio 0.8")
+        raise InfraError(Kind.USAGE, f"{problem}: pass e.g. --split-ratio 0.8")
     unique = sorted(set(names))
     if split == "all":
         return unique

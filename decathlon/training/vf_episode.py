@@ -7,7 +7,6 @@ calls at different times; what they share for one rollout lives here, on the rol
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 import uuid
@@ -18,21 +17,26 @@ import verifiers.v1 as vf
 from pydantic import PrivateAttr
 
 from decathlon import errors
+from decathlon.core import blame
 
 from decathlon.training import conflicts
 from decathlon.core.agent_loop import FAILED, EpisodeFailed
 from decathlon.backends import make_backend
 from decathlon.backends.base import Sandbox, SandboxSpec
-from decathlon.core.episode import ARTIFACTS, RELEASE_TIMEOUT, acquire
+from decathlon.contract.result import EpisodeRecord, note_release, write_result
+from decathlon.core.lifecycle import acquire, release, save_artifacts, warn
 from decathlon.core.task_session import EvalResult, SetupResult, TaskSession
+from decathlon.errors import Kind
 
 # Every sandbox of this process carries one run label, so `decathlon gc --run` can collect what a
 # crash leaves behind; vf-eval exports its run id as VF_RUN_ID before the first rollout.
 _PROCESS_RUN = uuid.uuid4().hex[:12]
 
 
-class InfraError(vf.RolloutError):
-    """A decathlon infra error crossing into verifiers: the rollout fails (ok=False) instead of scoring 0.
+class InfraError(errors.InfraError, vf.RolloutError):
+    """decathlon's InfraError as verifiers records it: the rollout fails (ok=False) instead of scoring 0.
+    The same error (an errors.InfraError), also a RolloutError, so that verifiers puts it on the trace; its
+    class name is what verifiers shows there.
 
     On the trace: `errors[-1].type == "InfraError"` with message "<kind>: <message>", and
     `info["infra_error"] = {kind, message, phase}`. A failure in setup or a tool call also leaves
@@ -40,18 +44,12 @@ class InfraError(vf.RolloutError):
     reward None.
     """
 
-    def __init__(self, kind: str, message: str, phase: str | None = None) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-        self.phase = phase
-        self.detail = message
-
     @classmethod
     def wrap(cls, exc: errors.InfraError, phase: str) -> InfraError:
         return cls(exc.kind, exc.message, exc.phase or phase)
 
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "message": self.detail, "phase": self.phase}
+    def to_json(self) -> dict[str, str | None]:  # type: ignore[override]  # phase always present here
+        return {"kind": str(self.kind), "message": self.message, "phase": self.phase}
 
 
 FAILED_STATUS = FAILED  # the run's status when the episode failed on its own (see `fail`)
@@ -65,7 +63,7 @@ def fail(trace: vf.Trace, exc: errors.InfraError, phase: str) -> InfraError | Ep
     its sandbox breaking, or its policy overflowing the model's context): an EpisodeFailed that ends the
     loop as a normal end would. Otherwise the rollout fails with an InfraError (ok=False, masked)."""
     ep = trace.state.episode if isinstance(trace.state, DecathlonState) else None
-    if phase != "setup" and ep is not None and not errors.environment_owned(exc):
+    if phase != "setup" and ep is not None and not blame.environment_owned(exc):
         ep.failure = {**exc.to_json(), "phase": exc.phase or phase}
         trace.info["failure"] = ep.failure
         return EpisodeFailed(exc)
@@ -91,6 +89,8 @@ class Episode:
     evaluation: asyncio.Future[EvalResult] | None = None
     released: bool = False
     saved: bool = False
+    record: EpisodeRecord | None = None  # result.json, once saved; a failed release is added to it
+    folder: Path | None = None
     failure: dict | None = None  # the episode's own failure after the agent acted (see `fail`): scored 0
     held: conflicts.Held | None = None  # the task's conflict group, held from acquire to release
     started: float | None = None
@@ -113,48 +113,53 @@ class Episode:
         """The evaluator's verdict, computed once however many scoring hooks ask for it."""
         if self.evaluation is None:
             if self.session is None:
-                raise errors.InfraError("no_session", "nothing to evaluate: the sandbox was never set up", "evaluate")
+                raise errors.InfraError(Kind.NO_SESSION, "nothing to evaluate: the sandbox was never set up", "evaluate")
             self.evaluation = asyncio.ensure_future(self.session.evaluate(self.messages, status))
         return self.evaluation
 
     def verdict(self) -> EvalResult | None:
         """The evaluation's result if it completed, else None."""
-        done = self.evaluation is not None and self.evaluation.done() and not self.evaluation.cancelled()
-        return self.evaluation.result() if done and self.evaluation.exception() is None else None
+        ev = self.evaluation
+        if ev is None or not ev.done() or ev.cancelled() or ev.exception() is not None:
+            return None
+        return ev.result()
 
     async def save_artifacts(self, trace: vf.Trace) -> None:
-        """Copy the episode's files to <out>/<task>/<trace id>/ while the sandbox still exists."""
+        """Copy the episode's files to <out>/<task>/<trace id>/ while the sandbox still exists, and write
+        its result.json (the same model `decathlon run` writes)."""
         if self.out is None or self.saved:
             return
         self.saved = True
-        folder = self.out / self.task / trace.id
-        folder.mkdir(parents=True, exist_ok=True)
-        if self.sandbox is not None and not self.released:
-            for name in ARTIFACTS:
-                try:
-                    (folder / name).write_bytes(await self.sandbox.get_file(name))
-                except errors.InfraError:
-                    continue  # not every episode gets far enough to write every file
-        (folder / "messages.json").write_text(json.dumps(self.messages, ensure_ascii=False, indent=2), encoding="utf-8")
+        self.folder = self.out / self.task / trace.id
+        await save_artifacts(self.folder, None if self.released else self.sandbox, self.messages, self.task)
         verdict = self.verdict()
         # An episode that failed on its own got no evaluation but the FAILED verdict: pass false, as in `run`.
         passed = verdict.passed if verdict else (False if self.failure is not None else None)
-        result = {"task": self.task, "trace_id": trace.id, "ok": trace.ok, "status": self.status,
-                  "turns": self.turns, "tool_calls": self.tool_calls, "pass": passed,
-                  "metrics": verdict.metrics if verdict else {}, "reward": trace.reward if trace.ok else None,
-                  "rewards": {k: (r.score if r else None) for k, r in trace.rewards.items()},
-                  "infra_error": trace.info.get("infra_error"), "failure": self.failure,
-                  "errors": [e.message for e in trace.errors],
-                  "run": {"source": str(self.source), "source_name": self.source.name, "policy": "verifiers",
-                          "backend": self.backend, "mode": "live"},
-                  "started": self.started, "finished": time.time()}
+        record = EpisodeRecord(
+            task=self.task, trace_id=trace.id, ok=trace.ok, status=self.status, turns=self.turns,
+            tool_calls=self.tool_calls, passed=passed, metrics=dict(verdict.metrics) if verdict else {},
+            reward=trace.reward if trace.ok else None,
+            rewards={k: (r.score if r else None) for k, r in trace.rewards.items()},
+            infra_error=trace.info.get("infra_error"), failure=self.failure, errors=[e.message for e in trace.errors],
+            run={"source": str(self.source), "source_name": self.source.name, "policy": "verifiers",
+                 "backend": self.backend, "mode": "live"},
+            started=self.started, finished=time.time())
         if self.held is not None and self.held.group is not None:
-            result.update(conflict_group=self.held.group, conflict_wait=self.held.waited)
-        (folder / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+            record.conflict_group, record.conflict_wait = self.held.group, self.held.waited
+        self.record = record
+        self._write()
+
+    def _write(self) -> None:
+        if self.record is None or self.folder is None:
+            return
+        try:
+            write_result(self.folder, self.record)
+        except OSError as exc:
+            warn(f"could not write the result of {self.task} under {self.folder}: {exc}")
 
     async def release(self) -> None:
         """Release the sandbox, then the conflict group; idempotent, bounded, and never raises (the
-        rollout's outcome stands)."""
+        rollout's outcome stands). A release that failed is said, and kept in result.json."""
         try:
             if self.released or self.sandbox is None:
                 self.released = True
@@ -162,10 +167,10 @@ class Episode:
             self.released = True
             if self.evaluation is not None and not self.evaluation.done():
                 self.evaluation.cancel()
-            try:
-                await asyncio.wait_for(asyncio.shield(self.sandbox.release()), RELEASE_TIMEOUT)
-            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - `decathlon gc` collects by label
-                pass
+            error = await release(self.sandbox)
+            if error is not None and self.record is not None:
+                note_release(self.record, error)
+                self._write()
         finally:
             if self.held is not None:
                 self.held.release()

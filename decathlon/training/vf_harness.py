@@ -12,6 +12,7 @@ import openai
 import verifiers.v1 as vf
 
 from decathlon import errors
+from decathlon.core import blame
 from decathlon.core.agent_loop import Loop, StopLoop, run_loop
 from decathlon.training.vf_episode import DecathlonState, Episode, fail
 
@@ -40,6 +41,7 @@ class DecathlonHarness(vf.Harness[vf.HarnessConfig]):
                      mcp_urls: dict[str, str], data: vf.TaskData) -> vf.ProgramResult:
         ep = _episode(trace)
         assert ep.setup is not None and ep.session is not None  # Task.setup ran, or the rollout failed before us
+        session = ep.session
         ep.messages = [{"role": "system", "content": ep.setup.system_prompt},
                        {"role": "user", "content": ep.setup.prompt}]
         client = openai.AsyncOpenAI(base_url=endpoint, api_key=secret, timeout=MODEL_TIMEOUT)
@@ -58,14 +60,14 @@ class DecathlonHarness(vf.Harness[vf.HarnessConfig]):
                                    else "interrupted") from None
                 # The endpoint refused the conversation (verifiers relays its reply): a context the policy
                 # overflowed ends the run as its failure, scored 0; any other refusal fails the rollout.
-                refusal = errors.model_refusal(exc.status_code, exc.body if exc.body is not None else exc.message,
+                refusal = blame.model_refusal(exc.status_code, exc.body if exc.body is not None else exc.message,
                                                sent, exc.message[:500])
                 raise fail(trace, refusal, "agent") from exc
             return _assistant(completion.choices[0].message)
 
         async def execute(name: str, args: str):
             try:
-                return await ep.session.execute(name, args)
+                return await session.execute(name, args)
             except errors.InfraError as exc:
                 raise fail(trace, exc, "execute") from exc
 

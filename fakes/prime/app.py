@@ -8,6 +8,7 @@ import time
 from datetime import datetime, timedelta, timezone
 
 from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -170,7 +171,9 @@ class FakePrime:
         if isinstance(box, Response):
             return box
         form = await request.form()
-        data = await form["file"].read()
+        upload = form["file"]
+        assert isinstance(upload, UploadFile)  # the SDK sends the file as a file part
+        data = await upload.read()
         target = self.reg.map_path(box, request.query_params["path"])
         await asyncio.to_thread(_write, target, data)
         return JSONResponse({"success": True, "path": request.query_params["path"], "size": len(data),

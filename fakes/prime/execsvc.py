@@ -76,6 +76,7 @@ class CommandService(ConnectASGIApplication):
             for name, data in (("stdout", out), ("stderr", err)):
                 if data:
                     yield pb.StartResponse(event=pb.CommandSessionEvent(data={name: data}))
+            assert proc.returncode is not None  # communicate() waited for the exit
             code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
             yield pb.StartResponse(event=pb.CommandSessionEvent(end={"exit_code": code}))
         finally:

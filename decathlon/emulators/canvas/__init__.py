@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 from decathlon.emulators.directory import Directory
 
 if TYPE_CHECKING:   # imported lazily at run time: aiohttp and the app are the bulk of start-up
+    from aiohttp import web
+
     from decathlon.emulators.canvas.store import Store
 
 DEFAULT_PORTS = {"http": 10001, "https": 20001}
@@ -39,7 +41,7 @@ class RunningService:
     name: str
     ports: dict[str, int]
     store: Store | None = field(repr=False, default=None)
-    _runner: object = field(repr=False, default=None)
+    _runner: web.AppRunner | None = field(repr=False, default=None)
 
     async def close(self) -> None:
         if self._runner is not None:

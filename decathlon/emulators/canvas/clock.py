@@ -27,7 +27,7 @@ def _zone() -> tzinfo:
     try:
         from zoneinfo import ZoneInfo
         return ZoneInfo(ACCOUNT_TIME_ZONE)
-    except Exception:  # no tz database in a minimal image: UTC is the only honest fallback
+    except Exception:  # noqa: BLE001 - no tz database in a minimal image: UTC is the only honest fallback
         return timezone.utc
 
 

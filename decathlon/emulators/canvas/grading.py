@@ -8,7 +8,7 @@ matching and multiple blanks, tolerance for numerical answers); essay and file-u
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Any, Iterable, overload
 
 from decathlon.emulators.canvas.errors import ApiError
 from decathlon.emulators.canvas.model import QuizQuestion
@@ -22,6 +22,10 @@ DEFAULT_SCHEME = (("A", 94.0), ("A-", 90.0), ("B+", 87.0), ("B", 84.0), ("B-", 8
                   ("C-", 70.0), ("D+", 67.0), ("D", 64.0), ("D-", 61.0), ("F", 0.0))
 
 
+@overload
+def format_number(value: float) -> str: ...
+@overload
+def format_number(value: float | None) -> str | None: ...
 def format_number(value: float | None) -> str | None:
     if value is None:
         return None
@@ -52,11 +56,11 @@ def score_question(q: QuizQuestion, answer: Any) -> float:
     if t == "short_answer_question":
         return points if any(_norm(a.get("text")) == _norm(answer) and _correct(a) for a in q.answers) else 0.0
     if t == "multiple_answers_question":
-        chosen = {as_int(x, -1) for x in (answer if isinstance(answer, list) else [answer])}
+        picked = {as_int(x, -1) for x in (answer if isinstance(answer, list) else [answer])}
         correct = {int(a["id"]) for a in q.answers if _correct(a)}
         if not correct:
             return 0.0
-        hits = len(chosen & correct) - len(chosen - correct)
+        hits = len(picked & correct) - len(picked - correct)
         return max(0.0, points * hits / len(correct))
     if t in ("fill_in_multiple_blanks_question", "multiple_dropdowns_question"):
         if not isinstance(answer, dict):
@@ -76,12 +80,12 @@ def score_question(q: QuizQuestion, answer: Any) -> float:
         return points * right / len(blanks)
     if t == "matching_question":
         pairs = answer if isinstance(answer, list) else []
-        correct = {int(a["id"]): as_int(a.get("match_id")) for a in q.answers if a.get("id") is not None}
-        if not correct:
+        matches = {int(a["id"]): as_int(a.get("match_id")) for a in q.answers if a.get("id") is not None}
+        if not matches:
             return 0.0
         right = sum(1 for p in pairs if isinstance(p, dict)
-                    and correct.get(as_int(p.get("answer_id"), -1)) == as_int(p.get("match_id"), -2))
-        return points * right / len(correct)
+                    and matches.get(as_int(p.get("answer_id"), -1)) == as_int(p.get("match_id"), -2))
+        return points * right / len(matches)
     if t == "numerical_question":
         value = as_float(answer)
         if value is None:

@@ -135,7 +135,7 @@ def to_response(reply: Any) -> web.StreamResponse:
     return web.Response(text=text, status=reply.status, headers={**reply.headers, "Content-Type": JSON_TYPE})
 
 
-def error_response(err: ApiError) -> web.Response:
+def error_response(err: ApiError) -> web.StreamResponse:
     return to_response(Reply(err.body, err.status, dict(err.headers)))
 
 

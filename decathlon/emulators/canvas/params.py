@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, overload
 from urllib.parse import parse_qsl
 
 from decathlon.emulators.canvas.errors import ApiError
@@ -124,6 +124,10 @@ def as_bool(value: Any, default: bool | None = None) -> bool | None:
     return default
 
 
+@overload
+def as_int(value: Any, default: int) -> int: ...
+@overload
+def as_int(value: Any, default: int | None = None) -> int | None: ...
 def as_int(value: Any, default: int | None = None) -> int | None:
     if value is None or isinstance(value, bool):
         return default
@@ -137,6 +141,10 @@ def as_int(value: Any, default: int | None = None) -> int | None:
         return default
 
 
+@overload
+def as_float(value: Any, default: float) -> float: ...
+@overload
+def as_float(value: Any, default: float | None = None) -> float | None: ...
 def as_float(value: Any, default: float | None = None) -> float | None:
     if value is None or isinstance(value, bool):
         return default

@@ -37,12 +37,12 @@ def build_store(directory: Directory, clock: Clock = system_clock, seed: int = 0
         store.add_user(account.full_name, account.email, user_id=account.id + ID_OFFSET,
                        short_name=account.first_name, sis_user_id=f"MCP{account.id:06d}", password=account.password,
                        tokens=[account.canvas_token] if account.canvas_token else [])
-    for admin in directory.canvas_admins:
-        n = -admin.id
+    for admin_account in directory.canvas_admins:
+        n = -admin_account.id
         if n in seen_admins:
             continue
         wanted = ADMIN_DIRECTORY_BASE + n + ID_OFFSET
-        store.add_user(f"MCP Canvas Admin {n}", admin.email, user_id=None if wanted in store.users else wanted,
-                       short_name=f"Admin{n}", sis_user_id=f"ADMIN{n:03d}", password=admin.password,
-                       tokens=[admin.canvas_token], admin=True)
+        store.add_user(f"MCP Canvas Admin {n}", admin_account.email, user_id=None if wanted in store.users else wanted,
+                       short_name=f"Admin{n}", sis_user_id=f"ADMIN{n:03d}", password=admin_account.password,
+                       tokens=[admin_account.canvas_token], admin=True)
     return store

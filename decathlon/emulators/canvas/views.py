@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import mimetypes
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any
 
@@ -39,7 +40,7 @@ class View:
 
     # --- users -----------------------------------------------------------------------------------
 
-    def user(self, u: User, includes: set[str] = frozenset(), course: Course | None = None) -> dict:
+    def user(self, u: User, includes: AbstractSet[str] = frozenset(), course: Course | None = None) -> dict:
         out: dict[str, Any] = {"id": u.id, "name": u.name, "sortable_name": u.sortable_name,
                                "short_name": u.short_name}
         if self.viewer.admin or self.viewer.id == u.id or (course and access.is_staff(self.store, self.viewer, course)):
@@ -85,7 +86,7 @@ class View:
 
     # --- courses ---------------------------------------------------------------------------------
 
-    def course(self, c: Course, includes: set[str] = frozenset(), *, with_enrollments: bool = True,
+    def course(self, c: Course, includes: AbstractSet[str] = frozenset(), *, with_enrollments: bool = True,
                single: bool = False) -> dict:
         """A course; `single` for one course's own answer (show, update), which places
         `hide_final_grades` early as Canvas does, where lists place it just before `workflow_state`."""
@@ -213,7 +214,7 @@ class View:
                 f"This assignment was locked {when}."
         return False, None, None
 
-    def assignment(self, a: Assignment, includes: set[str] = frozenset()) -> dict:
+    def assignment(self, a: Assignment, includes: AbstractSet[str] = frozenset()) -> dict:
         store = self.store
         course = store.courses[a.course_id]
         staff = access.is_staff(store, self.viewer, course)
@@ -262,7 +263,7 @@ class View:
     def file_url(self, f: File) -> str:
         return f"{self.base}/files/{f.id}/download?download_frd=1&verifier={f.uuid}"
 
-    def submission(self, s: Submission, includes: set[str] = frozenset()) -> dict:
+    def submission(self, s: Submission, includes: AbstractSet[str] = frozenset()) -> dict:
         store = self.store
         a = store.assignments[s.assignment_id]
         due = a.due_at
@@ -279,7 +280,7 @@ class View:
             "late_policy_status": s.late_policy_status,
             "points_deducted": 0 if s.submitted_at is not None else None, "grading_period_id": None,
             "late": late, "missing": missing,
-            "seconds_late": int((s.submitted_at - due).total_seconds()) if late else 0,
+            "seconds_late": int((s.submitted_at - due).total_seconds()) if late and s.submitted_at and due else 0,
             "entered_grade": s.entered_grade, "entered_score": number(s.entered_score),
             "preview_url": f"{self.base}/courses/{a.course_id}/assignments/{a.id}/submissions/{s.user_id}"
                            f"?preview=1&version={max(1, len(s.versions) + (1 if s.submitted_at else 0))}",
@@ -397,6 +398,7 @@ class View:
         for a in answers:
             if "weight" in a:
                 a["weight"] = number(a["weight"])
+        out: dict[str, Any]  # values of every kind: assessment_question below is a dict
         out = {"id": q.id, "quiz_id": q.quiz_id, "quiz_group_id": q.quiz_group_id, "assessment_question_id": q.id,
                "position": q.position, "question_name": q.question_name, "question_type": q.question_type,
                "question_text": q.question_text, "points_possible": number(q.points_possible),
@@ -458,12 +460,13 @@ class View:
                     "overdue_and_needs_submission": bool(qs.workflow_state == "untaken" and qs.end_at and now > qs.end_at),
                     "excused?": False, "html_url": url})
         if qs.finished_at is not None:
-            out["result_url"] = f"{self.base}/courses/{quiz.course_id}/quizzes/{quiz.id}/history?quiz_submission_id={qs.id}&version={qs.attempt}"
+            out["result_url"] = (f"{self.base}/courses/{quiz.course_id}/quizzes/{quiz.id}/history"
+                                 f"?quiz_submission_id={qs.id}&version={qs.attempt}")
         return out
 
     # --- discussions -----------------------------------------------------------------------------
 
-    def topic(self, t: DiscussionTopic, includes: set[str] = frozenset()) -> dict:
+    def topic(self, t: DiscussionTopic, includes: AbstractSet[str] = frozenset()) -> dict:
         store = self.store
         course = store.courses[t.course_id]
         staff = access.is_staff(store, self.viewer, course)
@@ -562,7 +565,7 @@ class View:
 
     # --- modules and pages -----------------------------------------------------------------------
 
-    def module(self, m: ContextModule, includes: set[str] = frozenset()) -> dict:
+    def module(self, m: ContextModule, includes: AbstractSet[str] = frozenset()) -> dict:
         store = self.store
         items = sorted((i for i in store.module_items.values() if i.module_id == m.id), key=lambda i: (i.position, i.id))
         course = store.courses[m.course_id]
@@ -581,7 +584,7 @@ class View:
             out["items"] = [self.module_item(i, includes) for i in items if staff or i.published]
         return out
 
-    def module_item(self, i: ModuleItem, includes: set[str] = frozenset()) -> dict:
+    def module_item(self, i: ModuleItem, includes: AbstractSet[str] = frozenset()) -> dict:
         base = f"{self.base}/courses/{i.course_id}"
         api = f"{self.base}/api/v1/courses/{i.course_id}"
         kinds = {"Assignment": "assignments", "Quiz": "quizzes", "Discussion": "discussion_topics"}
@@ -615,9 +618,10 @@ class View:
         if "content_details" in includes:
             details: dict[str, Any] = {"locked_for_user": False}
             if i.type in ("Assignment", "Quiz") and i.content_id is not None:
-                obj = self.store.assignments.get(i.content_id) if i.type == "Assignment" else self.store.quizzes.get(i.content_id)
+                obj: Assignment | Quiz | None = (self.store.assignments.get(i.content_id) if i.type == "Assignment"
+                                                 else self.store.quizzes.get(i.content_id))
                 if obj is not None:
-                    pts = obj.points_possible if i.type == "Assignment" else self.store.quiz_points(obj)
+                    pts = obj.points_possible if isinstance(obj, Assignment) else self.store.quiz_points(obj)
                     details.update({"points_possible": number(pts), "due_at": iso(obj.due_at),
                                     "unlock_at": iso(obj.unlock_at), "lock_at": iso(obj.lock_at)})
             out["content_details"] = details

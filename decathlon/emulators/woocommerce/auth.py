@@ -145,8 +145,8 @@ def _oauth(site: Site, method: str, headers: dict[str, str], query: dict[str, ob
     base_uri = quote(site.home(scheme_for(headers)).split("://", 1)[0] + "://" + site.network.host + path, safe="")
     pairs = []
     for name in sorted(params):
-        value = params[name]
-        values = value if isinstance(value, list) else [value]
+        param = params[name]
+        values = param if isinstance(param, list) else [param]
         for item in values:
             pairs.append(quote(f"{_rfc3986(name)}={_rfc3986(str(item))}", safe=""))
     string_to_sign = f"{method}&{base_uri}&{'%26'.join(pairs)}"

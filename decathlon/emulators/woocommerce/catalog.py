@@ -355,7 +355,8 @@ def wc_price(amount: float) -> str:
 
 
 def _hidden_price(amount: float) -> str:
-    return ('<span class="woocommerce-Price-amount amount" aria-hidden="true"><bdi><span class="woocommerce-Price-currencySymbol">'
+    return ('<span class="woocommerce-Price-amount amount" aria-hidden="true"><bdi>'
+            '<span class="woocommerce-Price-currencySymbol">'
             f'&#36;</span>{php.number_format(amount, 2)}</bdi></span>')
 
 
@@ -384,10 +385,10 @@ def price_html(site: Site, product: Product, now: datetime) -> str:
             return sale_price_html(regular_low, low)
         return wc_price(low)
     if product.type == "grouped":
-        prices = [php.php_float(child.price) for child in children(site, product) if child.price != ""]
-        if not prices:
+        child_prices = [php.php_float(child.price) for child in children(site, product) if child.price != ""]
+        if not child_prices:
             return ""
-        low, high = min(prices), max(prices)
+        low, high = min(child_prices), max(child_prices)
         return range_html(low, high) if low != high else wc_price(low)
     if product.price == "":
         return ""

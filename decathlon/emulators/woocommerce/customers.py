@@ -144,7 +144,8 @@ def create_customer(request: Request) -> Reply:
         raise RestError("registration-error-invalid-email", "Please provide a valid email address.", 400)
     if site.network.user_by_email(email) is not None:
         raise RestError("registration-error-email-exists",
-                        'An account is already registered with your email address. <a href="#" class="showlogin">Please log in.</a>',
+                        'An account is already registered with your email address. '
+                        '<a href="#" class="showlogin">Please log in.</a>',
                         400)
     username = php.sanitize_text_field(p.get("username", ""))
     if username:
@@ -174,7 +175,8 @@ def update_customer(request: Request) -> Reply:
         other = site.network.user_by_email(email)
         if other is not None and other.id != user.id:
             raise RestError("registration-error-email-exists",
-                            'An account is already registered with your email address. <a href="#" class="showlogin">Please log in.</a>',
+                            'An account is already registered with your email address. '
+                            '<a href="#" class="showlogin">Please log in.</a>',
                             400)
         user.email = email
     if p.isset("username") and php.php_string(p.get("username")) != user.login:

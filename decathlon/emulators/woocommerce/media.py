@@ -13,12 +13,16 @@ import mimetypes
 import re
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clock import wp_date
+from .errors import WcException
 from .model import Meta, Post
 from .php import sanitize_title
 from .site import Site
+
+if TYPE_CHECKING:
+    from .rest import Request
 
 # name, width, height, crop (WordPress core sizes first, in generation priority, then WooCommerce's).
 SUB_SIZES = (("medium", 300, 300, False), ("large", 1024, 1024, False), ("thumbnail", 150, 150, True),
@@ -256,3 +260,22 @@ def meta_value(entries: list[Meta], key: str, default: Any = "") -> Any:
         if entry.key == key:
             return entry.value
     return default
+
+
+def sideload(request: Request, src: str, parent: int, error_code: str) -> int:
+    """`wc_rest_upload_image_from_url`: only files already in this network's uploads can be fetched here."""
+    site = request.site
+    marker = "/wp-content/uploads/"
+    if marker in src and site.network.host in src:
+        relative = src.split(marker, 1)[1].split("?", 1)[0]
+        for candidate_site in [site, site.network.root()]:
+            data = candidate_site.uploads.get(relative)
+            if data is not None:
+                filename = relative.rsplit("/", 1)[-1]
+                mime = mime_for(filename, None)
+                if mime is None or mime not in IMAGE_TYPES:
+                    break
+                post = create_attachment(site, filename, data, mime, request.user.id if request.user else 1, parent)
+                return post.id
+    host = src.split("://", 1)[-1].split("/", 1)[0] or src
+    raise WcException(error_code, f"Error getting remote image {src}. Error: cURL error 6: Could not resolve host: {host}", 400)

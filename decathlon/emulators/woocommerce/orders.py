@@ -38,7 +38,7 @@ ORDER_INTERNAL_META = frozenset({"_order_stock_reduced", "_recorded_sales", "_re
                                  "_new_order_email_sent", "_wp_trash_meta_status", "_wp_trash_meta_time",
                                  "is_vat_exempt", "_edit_lock", "_edit_last"})
 _STR = {"type": "string"}
-_ADDRESS = {"type": "object", "properties": {key: dict(_STR) for key in BILLING_KEYS}}
+_ADDRESS: dict[str, Any] = {"type": "object", "properties": {key: dict(_STR) for key in BILLING_KEYS}}
 _ADDRESS["properties"]["email"] = {"type": "string", "format": "email"}
 _ITEM_META = META_DATA
 ORDER_SCHEMA: dict[str, Schema] = {
@@ -823,9 +823,9 @@ def create_refund(request: Request) -> Reply:
                 catalog.update_meta(site, refund.meta, php.php_string(meta.get("key")), meta.get("value"), table="ordermeta")
     site.posts[refund.id] = refund
     if php.php_round(already + amount, 2) >= php.php_round(order.total, 2):
-        old = order.status
+        old_status = order.status
         order.status = "refunded"
-        add_note(site, order, f"Order status changed from {STATUS_NAMES.get(old, old)} to Refunded.")
+        add_note(site, order, f"Order status changed from {STATUS_NAMES.get(old_status, old_status)} to Refunded.")
     order.date_modified = now
     return Reply(refund_json(request, refund), 201,
                  [("Location", request.rest_url(f"/wc/v3/orders/{order.id}/refunds/{refund.id}"))])

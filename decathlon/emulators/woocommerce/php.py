@@ -247,7 +247,7 @@ def number_format(number: float, decimals: int = 0, point: str = ".", thousands:
     sign = "-" if quantized < 0 else ""
     digits = f"{abs(quantized):f}"
     whole, _, fraction = digits.partition(".")
-    groups = []
+    groups: list[str] = []
     while len(whole) > 3:
         groups.insert(0, whole[-3:])
         whole = whole[:-3]

@@ -312,7 +312,8 @@ def prepare(request: Request, creating: bool) -> Product:
         product = new_product(site, "simple")
     if product.type == "variation":
         raise RestError("woocommerce_rest_invalid_product_id",
-                        "To manipulate product variations you should use the /products/&lt;product_id&gt;/variations/&lt;id&gt; endpoint.",
+                        "To manipulate product variations you should use the "
+                        "/products/&lt;product_id&gt;/variations/&lt;id&gt; endpoint.",
                         404)
     if p.isset("name"):
         product.name = php.kses_post(p.get("name"))
@@ -604,7 +605,7 @@ def set_images(request: Request, product: Product, images: Any) -> None:
         image = image if isinstance(image, dict) else {}
         attachment_id = php.absint(image.get("id")) if image.get("id") is not None else 0
         if attachment_id == 0 and image.get("src") is not None:
-            attachment_id = sideload(request, php.php_string(image.get("src")), product.id,
+            attachment_id = media.sideload(request, php.php_string(image.get("src")), product.id,
                                      "woocommerce_product_image_upload_error")
         if not media.is_image(site, attachment_id):
             raise WcException("woocommerce_product_invalid_image_id", f"#{attachment_id} is an invalid image ID.", 400)
@@ -620,25 +621,6 @@ def set_images(request: Request, product: Product, images: Any) -> None:
                 post.title = php.php_string(image.get("name"))
                 post.modified = site.now()
     product.gallery_image_ids = gallery
-
-
-def sideload(request: Request, src: str, parent: int, error_code: str) -> int:
-    """`wc_rest_upload_image_from_url`: only files already in this network's uploads can be fetched here."""
-    site = request.site
-    marker = "/wp-content/uploads/"
-    if marker in src and site.network.host in src:
-        relative = src.split(marker, 1)[1].split("?", 1)[0]
-        for candidate_site in [site, site.network.root()]:
-            data = candidate_site.uploads.get(relative)
-            if data is not None:
-                filename = relative.rsplit("/", 1)[-1]
-                mime = media.mime_for(filename, None)
-                if mime is None or mime not in media.IMAGE_TYPES:
-                    break
-                post = media.create_attachment(site, filename, data, mime, request.user.id if request.user else 1, parent)
-                return post.id
-    host = src.split("://", 1)[-1].split("/", 1)[0] or src
-    raise WcException(error_code, f"Error getting remote image {src}. Error: cURL error 6: Could not resolve host: {host}", 400)
 
 
 def apply_meta(site: Site, product: Product, items: list[Any]) -> None:
@@ -688,7 +670,8 @@ def delete_item(request: Request) -> Reply:
         raise invalid_id("product")
     if product.type == "variation":
         raise RestError("woocommerce_rest_invalid_product_id",
-                        "To manipulate product variations you should use the /products/&lt;product_id&gt;/variations/&lt;id&gt; endpoint.",
+                        "To manipulate product variations you should use the "
+                        "/products/&lt;product_id&gt;/variations/&lt;id&gt; endpoint.",
                         404)
     data = product_json(request, product, "edit")
     if not force and product.status == "trash":

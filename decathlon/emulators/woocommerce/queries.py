@@ -121,8 +121,10 @@ def query_products(site: Site, p: Params) -> list[Product]:
         ids = p.get(key)
         if ids:
             wanted_terms = descendants(site, taxonomy, list(ids))
-            filters.append(lambda product, attr=attr, wanted_terms=wanted_terms:
-                           bool(wanted_terms & set(getattr(product, attr))))
+
+            def has_terms(product: Product, attr: str = attr, wanted_terms: set = wanted_terms) -> bool:
+                return bool(wanted_terms & set(getattr(product, attr)))
+            filters.append(has_terms)
     if p.get("shipping_class"):
         classes = set(p.get("shipping_class"))
         filters.append(lambda product: product.shipping_class_id in classes)
@@ -174,9 +176,12 @@ def query_products(site: Site, p: Params) -> list[Product]:
                          ("max_stock_quantity", lambda q, v: q <= v)):
         if p.isset(key):
             value = php.php_int(p.get(key))
-            filters.append(lambda product, compare=compare, value=value:
-                           product.manage_stock and product.stock_quantity is not None
-                           and compare(php.php_int(product.stock_quantity), value))
+
+            def stock_matches(product: Product, compare: Callable[[int, int], bool] = compare,
+                              value: int = value) -> bool:
+                return (product.manage_stock and product.stock_quantity is not None
+                        and compare(php.php_int(product.stock_quantity), value))
+            filters.append(stock_matches)
     if isinstance(p.get("virtual"), bool):
         virtual = p.get("virtual")
         filters.append(lambda product: product.virtual == virtual)
@@ -187,8 +192,9 @@ def query_products(site: Site, p: Params) -> list[Product]:
                              ("modified_after", "date_modified", True), ("modified_before", "date_modified", False)):
         moment = _date_filter(p.get(key))
         if moment is not None:
-            filters.append(lambda product, attr=attr, moment=moment, after=after:
-                           getattr(product, attr) > moment if after else getattr(product, attr) < moment)
+            def dated(product: Product, attr: str = attr, moment: datetime = moment, after: bool = after) -> bool:
+                return getattr(product, attr) > moment if after else getattr(product, attr) < moment
+            filters.append(dated)
     candidates = [record for record in site.posts.values() if isinstance(record, Product)
                   and (record.type != "variation" or with_variations)]
     found = [product for product in candidates if all(check(product) for check in filters)]

@@ -146,12 +146,14 @@ def paginate(items: list[Any], request: Request, page: int, per_page: int, base_
 
 
 def _with_query(base: str, pairs: list[tuple[str, Any]]) -> str:
-    parts = []
+    parts: list[str] = []
     for key, value in pairs:
         if isinstance(value, list):
-            parts.extend(f"{quote(key, safe='')}%5B{index}%5D={quote(str(item), safe='')}" for index, item in enumerate(value))
+            parts.extend(f"{quote(key, safe='')}%5B{index}%5D={quote(str(item), safe='')}"
+                         for index, item in enumerate(value))
         elif isinstance(value, dict):
-            parts.extend(f"{quote(key, safe='')}%5B{quote(str(k), safe='')}%5D={quote(str(v), safe='')}" for k, v in value.items())
+            parts.extend(f"{quote(key, safe='')}%5B{quote(str(k), safe='')}%5D={quote(str(v), safe='')}"
+                         for k, v in value.items())
         else:
             parts.append(f"{quote(key, safe='')}={quote(str(value), safe='')}")
     return base + ("?" + "&".join(parts) if parts else "")

@@ -1,8 +1,9 @@
 """Starting and stopping the emulator: one aiohttp server for the whole multisite network."""
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, cast
 
 from aiohttp import web
 
@@ -47,5 +48,7 @@ async def start(directory: Directory, host: str = "127.0.0.1", ports: dict[str, 
     await runner.setup()
     site = web.TCPSite(runner, host, wanted.get("http", DEFAULT_PORTS["http"]), reuse_address=True)
     await site.start()
-    bound = site._server.sockets[0].getsockname()[1] if site._server and site._server.sockets else wanted["http"]
+    # What loop.create_server made: aiohttp types it as AbstractServer, which has no `sockets`.
+    server = cast("asyncio.Server | None", site._server)
+    bound = server.sockets[0].getsockname()[1] if server and server.sockets else wanted["http"]
     return RunningService(NAME, {"http": int(bound)}, network, runner.cleanup)

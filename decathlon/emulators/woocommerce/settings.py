@@ -98,7 +98,8 @@ OPTIONS: dict[str, list[dict[str, Any]]] = {
 }
 GATEWAYS = [
     ("bacs", "Direct bank transfer", "Take payments in person via BACS. More commonly known as direct bank/wire transfer.",
-     "Make your payment directly into our bank account. Please use your Order ID as the payment reference. Your order will not be shipped until the funds have cleared in our account."),
+     "Make your payment directly into our bank account. Please use your Order ID as the payment reference. "
+     "Your order will not be shipped until the funds have cleared in our account."),
     ("cheque", "Check payments", "Take payments in person via checks. This offline gateway can also be useful to test purchases.",
      "Please send a check to Store Name, Store Street, Store Town, Store State / County, Store Postcode."),
     ("cod", "Cash on delivery", "Let your shoppers pay upon delivery — by cash or other methods of payment.",

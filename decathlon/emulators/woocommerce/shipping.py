@@ -14,8 +14,10 @@ from .rest import CREATABLE, DELETABLE, EDITABLE, READABLE, Reply, Request, Rout
 from .wcbase import context_param, require
 
 METHODS = {"flat_rate": ("Flat rate", "Lets you charge a fixed rate for shipping."),
-           "free_shipping": ("Free shipping", "Free shipping is a special method which can be triggered with coupons and minimum spends."),
-           "local_pickup": ("Local pickup", "Allow customers to pick up orders themselves. By default, when using local pickup store base taxes will apply regardless of customer address.")}
+           "free_shipping": ("Free shipping", "Free shipping is a special method which can be triggered with coupons and "
+                                              "minimum spends."),
+           "local_pickup": ("Local pickup", "Allow customers to pick up orders themselves. By default, when using local "
+                                            "pickup store base taxes will apply regardless of customer address.")}
 
 
 def zone_json(request: Request, zone: ShippingZone) -> dict[str, Any]:
@@ -28,7 +30,8 @@ def zone_json(request: Request, zone: ShippingZone) -> dict[str, Any]:
 def method_json(request: Request, zone: ShippingZone, method: ShippingMethod) -> dict[str, Any]:
     title, description = METHODS.get(method.method_id, (method.method_id, ""))
     base = f"/wc/v3/shipping/zones/{zone.id}/methods"
-    settings = {"title": {"id": "title", "label": "Name", "description": "Your customers will see the name of this shipping method during checkout.",
+    settings = {"title": {"id": "title", "label": "Name",
+                          "description": "Your customers will see the name of this shipping method during checkout.",
                           "type": "text", "value": method.title, "default": title, "tip": "", "placeholder": ""}}
     for key, value in method.settings.items():
         if key != "title":
@@ -50,7 +53,8 @@ def _zone(request: Request, key: str = "id") -> ShippingZone:
 
 def _not_default(zone: ShippingZone) -> None:
     if zone.id == 0:
-        raise RestError("woocommerce_rest_shipping_zone_invalid_zone", "The \"locations not covered by your other zones\" zone cannot be updated.", 403)
+        raise RestError("woocommerce_rest_shipping_zone_invalid_zone",
+                        "The \"locations not covered by your other zones\" zone cannot be updated.", 403)
 
 
 def list_zones(request: Request) -> Reply:

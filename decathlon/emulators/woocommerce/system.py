@@ -13,23 +13,38 @@ from . import php
 from .clock import wp_date
 from .errors import RestError
 from .model import Order, Product, Webhook
+from .params import Schema
 from .rest import CREATABLE, DELETABLE, EDITABLE, READABLE, Reply, Request, Router, paginate, self_links
 from .site import WC_VERSION, WP_VERSION
 from .wcbase import batch, context_param, require
 
 TOOLS = [
     ("clear_transients", "WooCommerce transients", "Clear transients", "This tool will clear the product/shop transients cache."),
-    ("clear_expired_transients", "Expired transients", "Clear transients", "This tool will clear ALL expired transients from WordPress."),
-    ("clear_orphaned_variations", "Orphaned variations", "Delete orphaned variations", "This tool will delete all variations which have no parent."),
-    ("add_order_indexes", "Order address indexes", "Index orders", "This tool will add address indexes to orders that do not have them yet. This improves order search results."),
-    ("recount_terms", "Term counts", "Recount terms", "This tool will recount product terms - useful when changing your settings in a way which hides products from the catalog."),
-    ("reset_roles", "Capabilities", "Reset capabilities", "This tool will reset the admin, customer and shop_manager roles to default. Use this if your users cannot access all of the WooCommerce admin pages."),
-    ("clear_sessions", "Clear customer sessions", "Clear", "This tool will delete all customer session data from the database, including current carts and saved carts in the database."),
+    ("clear_expired_transients", "Expired transients", "Clear transients",
+     "This tool will clear ALL expired transients from WordPress."),
+    ("clear_orphaned_variations", "Orphaned variations", "Delete orphaned variations",
+     "This tool will delete all variations which have no parent."),
+    ("add_order_indexes", "Order address indexes", "Index orders",
+     "This tool will add address indexes to orders that do not have them yet. This improves order search results."),
+    ("recount_terms", "Term counts", "Recount terms",
+     "This tool will recount product terms - useful when changing your settings in a way which hides products from "
+     "the catalog."),
+    ("reset_roles", "Capabilities", "Reset capabilities",
+     "This tool will reset the admin, customer and shop_manager roles to default. Use this if your users cannot access "
+     "all of the WooCommerce admin pages."),
+    ("clear_sessions", "Clear customer sessions", "Clear",
+     "This tool will delete all customer session data from the database, including current carts and saved carts in "
+     "the database."),
     ("clear_template_cache", "Clear template cache", "Clear", "This tool will empty the template cache."),
-    ("clear_system_status_theme_info_cache", "Clear system status theme info cache", "Clear", "This tool will empty the system status theme info cache."),
-    ("delete_taxes", "Delete tax rates", "Delete tax rates", "This option will delete ALL of your tax rates, use with caution. This action cannot be reversed."),
-    ("regenerate_thumbnails", "Regenerate shop thumbnails", "Regenerate", "This will regenerate all shop thumbnails to match your theme and/or image settings."),
-    ("db_update_routine", "Update database", "Update database", "This tool will update your WooCommerce database to the latest version. Please ensure you make sufficient backups before proceeding."),
+    ("clear_system_status_theme_info_cache", "Clear system status theme info cache", "Clear",
+     "This tool will empty the system status theme info cache."),
+    ("delete_taxes", "Delete tax rates", "Delete tax rates",
+     "This option will delete ALL of your tax rates, use with caution. This action cannot be reversed."),
+    ("regenerate_thumbnails", "Regenerate shop thumbnails", "Regenerate",
+     "This will regenerate all shop thumbnails to match your theme and/or image settings."),
+    ("db_update_routine", "Update database", "Update database",
+     "This tool will update your WooCommerce database to the latest version. Please ensure you make sufficient backups "
+     "before proceeding."),
 ]
 TOOL_MESSAGES = {"clear_transients": "Product transients cleared", "clear_expired_transients": "0 transients rows cleared",
                  "clear_orphaned_variations": "0 orphaned variations deleted", "recount_terms": "Terms successfully recounted",
@@ -178,11 +193,12 @@ def current_currency(request: Request) -> Reply:
 TOPICS = ["coupon.created", "coupon.updated", "coupon.deleted", "coupon.restored", "customer.created",
           "customer.updated", "customer.deleted", "order.created", "order.updated", "order.deleted", "order.restored",
           "product.created", "product.updated", "product.deleted", "product.restored", "action.woocommerce_add_to_cart"]
-WEBHOOK_ARGS = {"name": {"type": "string"}, "status": {"type": "string", "enum": ["active", "paused", "disabled"]},
-                "topic": {"type": "string"}, "secret": {"type": "string"}, "delivery_url": {"type": "string"}}
-CREATE_WEBHOOK_ARGS = {**WEBHOOK_ARGS, "topic": {"type": "string", "required": True},
-                       "delivery_url": {"type": "string", "required": True},
-                       "status": {"type": "string", "enum": ["active", "paused", "disabled"], "default": "active"}}
+WEBHOOK_ARGS: dict[str, Schema] = {
+    "name": {"type": "string"}, "status": {"type": "string", "enum": ["active", "paused", "disabled"]},
+    "topic": {"type": "string"}, "secret": {"type": "string"}, "delivery_url": {"type": "string"}}
+CREATE_WEBHOOK_ARGS: dict[str, Schema] = {
+    **WEBHOOK_ARGS, "topic": {"type": "string", "required": True}, "delivery_url": {"type": "string", "required": True},
+    "status": {"type": "string", "enum": ["active", "paused", "disabled"], "default": "active"}}
 
 
 def webhook_json(request: Request, hook: Webhook) -> dict[str, Any]:
@@ -223,7 +239,8 @@ def create_webhook(request: Request) -> Reply:
         raise RestError("woocommerce_rest_webhook_invalid_topic", "Webhook topic is required and must be valid.", 400)
     url = php.php_string(p.get("delivery_url", ""))
     if not url.startswith(("http://", "https://")):
-        raise RestError("woocommerce_rest_webhook_invalid_delivery_url", "Webhook delivery URL must be a valid URL starting with http:// or https://.", 400)
+        raise RestError("woocommerce_rest_webhook_invalid_delivery_url",
+                        "Webhook delivery URL must be a valid URL starting with http:// or https://.", 400)
     now = site.now()
     name = php.php_string(p.get("name")) or f"Webhook created on {now.strftime('%B %d, %Y @ %I:%M %p')}"
     hook = Webhook(site.next_id("webhook"), name, php.php_string(p.get("status", "active")), topic, url,
@@ -267,7 +284,7 @@ def register(router: Router) -> None:
     router.add("/wc/v3/data/countries", READABLE, countries, {}, require("list"))
     router.add("/wc/v3/data/currencies", READABLE, currencies, {}, require("list"))
     router.add("/wc/v3/data/currencies/current", READABLE, current_currency, {}, require("read"))
-    list_args = {"context": {"type": "string", "enum": ["view", "edit"], "default": "view"},
+    list_args: dict[str, Schema] = {"context": {"type": "string", "enum": ["view", "edit"], "default": "view"},
                  "page": {"type": "integer", "default": 1, "minimum": 1, "sanitize": "absint"},
                  "per_page": {"type": "integer", "default": 10, "minimum": 1, "maximum": 100, "sanitize": "absint"},
                  "order": {"type": "string", "default": "desc", "enum": ["asc", "desc"]},

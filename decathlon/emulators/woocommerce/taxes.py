@@ -10,17 +10,18 @@ from typing import Any
 from . import php
 from .errors import RestError
 from .model import TaxRate
+from .params import Schema
 from .rest import CREATABLE, DELETABLE, EDITABLE, READABLE, Reply, Request, Router, paginate, self_links
 from .wcbase import batch, context_param, require
 
-RATE_ARGS = {
+RATE_ARGS: dict[str, Schema] = {
     "country": {"type": "string"}, "state": {"type": "string"}, "postcode": {"type": "string"},
     "city": {"type": "string"}, "postcodes": {"type": "array", "items": {"type": "string"}},
     "cities": {"type": "array", "items": {"type": "string"}}, "rate": {"type": "string"}, "name": {"type": "string"},
     "priority": {"type": "integer"}, "compound": {"type": "boolean"}, "shipping": {"type": "boolean"},
     "order": {"type": "integer"}, "class": {"type": "string"},
 }
-LIST_ARGS = {
+LIST_ARGS: dict[str, Schema] = {
     "context": {"type": "string", "enum": ["view", "edit"], "default": "view"},
     "page": {"type": "integer", "default": 1, "minimum": 1, "sanitize": "absint"},
     "per_page": {"type": "integer", "default": 10, "minimum": 1, "maximum": 100, "sanitize": "absint"},

@@ -299,8 +299,8 @@ class TermController:
             else:
                 image_id = php.absint(image.get("id"))
                 if not image_id and image.get("src"):
-                    from .products import sideload
-                    image_id = sideload(request, php.php_string(image.get("src")), 0, "woocommerce_product_image_upload_error")
+                    image_id = media.sideload(request, php.php_string(image.get("src")), 0,
+                                              "woocommerce_product_image_upload_error")
                 if not media.is_image(request.site, image_id):
                     raise RestError("woocommerce_product_invalid_image_id", f"#{image_id} is an invalid image ID.", 400)
                 term.image_id = image_id
@@ -382,7 +382,8 @@ def _attribute_slug(site: Site, raw: str, name: str, exclude: int = 0) -> str:
     if raw and slug.startswith("pa_"):
         slug = slug[3:]
     if len(slug) > 28:
-        raise RestError("woocommerce_rest_cannot_create", f'Slug "{slug}" is too long (28 characters max). Shorten it, please.', 400)
+        raise RestError("woocommerce_rest_cannot_create",
+                        f'Slug "{slug}" is too long (28 characters max). Shorten it, please.', 400)
     if slug in RESERVED:
         raise RestError("woocommerce_rest_cannot_create",
                         f'Slug "{slug}" is not allowed because it is a reserved term. Change it, please.', 400)

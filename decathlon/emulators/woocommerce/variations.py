@@ -14,7 +14,7 @@ from .clock import wp_date
 from .errors import RestError, invalid_id
 from .model import Product
 from .params import Schema
-from .products import (_list, apply_meta, load_for_write, permalink, save_shipping_data, set_prices, sideload,
+from .products import (_list, apply_meta, load_for_write, permalink, save_shipping_data, set_prices,
                        valid_tax_class)
 from .queries import sort_products
 from .rest import CREATABLE, DELETABLE, EDITABLE, READABLE, Reply, Request, Router, paginate, self_links
@@ -180,7 +180,7 @@ def prepare(request: Request, creating: bool) -> Product:
         if isinstance(image, dict):
             attachment_id = php.absint(image.get("id")) if image.get("id") is not None else 0
             if attachment_id == 0 and image.get("src") is not None:
-                attachment_id = sideload(request, php.php_string(image.get("src")), variation.id,
+                attachment_id = media.sideload(request, php.php_string(image.get("src")), variation.id,
                                          "woocommerce_variation_image_upload_error")
             if attachment_id == 0:
                 variation.image_id = 0
@@ -210,7 +210,8 @@ def prepare(request: Request, creating: bool) -> Product:
         if p.isset("stock_quantity"):
             variation.stock_quantity = php.wc_stock_amount(p.get("stock_quantity"))
         elif p.isset("inventory_delta"):
-            variation.stock_quantity = php.wc_stock_amount(variation.stock_quantity) + php.wc_stock_amount(p.get("inventory_delta"))
+            variation.stock_quantity = (php.wc_stock_amount(variation.stock_quantity)
+                                        + php.wc_stock_amount(p.get("inventory_delta")))
         if p.sent("low_stock_amount"):
             value = p.values.get("low_stock_amount")
             variation.low_stock_amount = "" if value is None else php.wc_stock_amount(value)

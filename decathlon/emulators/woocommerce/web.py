@@ -276,8 +276,8 @@ class Front:
         password = php.php_string(form.get("pwd", ""))
         if form.get("testcookie") and "wordpress_test_cookie" not in request.cookies:
             message = ("<strong>Error:</strong> Cookies are blocked or not supported by your browser. You must "
-                       "<a href=\"https://developer.wordpress.org/advanced-administration/wordpress/cookies/\">enable cookies</a> "
-                       "to use WordPress.")
+                       "<a href=\"https://developer.wordpress.org/advanced-administration/wordpress/cookies/\">"
+                       "enable cookies</a> to use WordPress.")
             return self._page(200, "Log In", self._login_form(site, message), [test_cookie])
         user = self.network.user_by_login(login) or (self.network.user_by_email(login) if "@" in login else None)
         if not login or not password:
@@ -290,7 +290,8 @@ class Front:
             return self._page(200, "Log In", self._login_form(site, message), [test_cookie])
         if user.password != password:
             message = (f"<strong>Error:</strong> The password you entered for the username <strong>{php.esc_html(login)}"
-                       "</strong> is incorrect. <a href=\"" + site.home("http") + "/wp-login.php?action=lostpassword\">Lost your password?</a>")
+                       "</strong> is incorrect. <a href=\"" + site.home("http") + "/wp-login.php?action=lostpassword\">"
+                       "Lost your password?</a>")
             return self._page(200, "Log In", self._login_form(site, message), [test_cookie])
         target = php.php_string(form.get("redirect_to")) or site.home("http") + "/wp-admin/"
         cookie = f"{auth.LOGGED_IN_COOKIE}={quote(auth.login_cookie_value(user), safe='')}; path=/; HttpOnly"
@@ -320,7 +321,8 @@ class Front:
                           f"<h1>Dashboard</h1><p>Howdy, {php.esc_html(user.display_name)}</p>")
 
 
-async def _multipart(request: web.Request, content_type: str, body: bytes) -> tuple[dict[str, Any], dict[str, tuple[str, str | None, bytes]]]:
+async def _multipart(request: web.Request, content_type: str,
+                     body: bytes) -> tuple[dict[str, Any], dict[str, tuple[str, str | None, bytes]]]:
     """Form fields and files of a multipart body (already read into `body`)."""
     from email.parser import BytesParser
     from email.policy import HTTP
@@ -336,6 +338,7 @@ async def _multipart(request: web.Request, content_type: str, body: bytes) -> tu
             continue
         filename = part.get_filename()
         payload = part.get_payload(decode=True) or b""
+        assert isinstance(payload, bytes)  # decode=True: a leaf part's bytes, None (so b"") for a nested multipart
         if filename is not None:
             files[str(name)] = (str(filename), part.get_content_type(), payload)
         else:

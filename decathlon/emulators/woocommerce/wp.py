@@ -47,8 +47,10 @@ POST_ARGS: dict[str, Schema] = {
     "status": {"type": "string", "enum": ["publish", "future", "draft", "pending", "private"]},
     "password": {"type": "string"}, "title": {"type": ["object", "string"]}, "content": {"type": ["object", "string"]},
     "excerpt": {"type": ["object", "string"]}, "author": {"type": "integer"}, "featured_media": {"type": "integer"},
-    "comment_status": {"type": "string", "enum": ["open", "closed"]}, "ping_status": {"type": "string", "enum": ["open", "closed"]},
-    "format": {"type": "string", "enum": ["standard", "aside", "chat", "gallery", "link", "image", "quote", "status", "video", "audio"]},
+    "comment_status": {"type": "string", "enum": ["open", "closed"]},
+    "ping_status": {"type": "string", "enum": ["open", "closed"]},
+    "format": {"type": "string", "enum": ["standard", "aside", "chat", "gallery", "link", "image", "quote", "status",
+                                          "video", "audio"]},
     "sticky": {"type": "boolean"}, "template": {"type": "string"},
     "categories": {"type": "array", "items": {"type": "integer"}}, "tags": {"type": "array", "items": {"type": "integer"}},
     "parent": {"type": "integer"}, "menu_order": {"type": "integer"}, "meta": {"type": "object"},
@@ -84,7 +86,8 @@ def post_link(site: Site, scheme: str, post: Post) -> str:
 
 def _links(request: Request, post: Post, base: str) -> dict[str, Any]:
     return {"self": [{"href": request.rest_url(f"/wp/v2/{base}/{post.id}"),
-                      "targetHints": {"allow": ["GET", "POST", "PUT", "PATCH", "DELETE"] if can_edit_posts(request.user, request.site) else ["GET"]}}],
+                      "targetHints": {"allow": ["GET", "POST", "PUT", "PATCH", "DELETE"]
+                                      if can_edit_posts(request.user, request.site) else ["GET"]}}],
             "collection": [{"href": request.rest_url(f"/wp/v2/{base}")}],
             "about": [{"href": request.rest_url(f"/wp/v2/types/{post.post_type}")}],
             "author": [{"embeddable": True, "href": request.rest_url(f"/wp/v2/users/{post.author}")}],
@@ -157,7 +160,8 @@ def attachment_fields(request: Request, post: Post, edit: bool) -> dict[str, Any
                    "sizes": sizes, "image_meta": media.attachment_metadata(post)["image_meta"]}
     caption = media.meta_value(post.meta, "_caption", post.excerpt)
     out: dict[str, Any] = {
-        "description": {"rendered": render(post.content)} if not edit else {"raw": post.content, "rendered": render(post.content)},
+        "description": ({"rendered": render(post.content)} if not edit
+                        else {"raw": post.content, "rendered": render(post.content)}),
         "caption": {"rendered": php.wpautop(caption)} if not edit else {"raw": caption, "rendered": php.wpautop(caption)},
         "alt_text": media.alt_text(post), "media_type": media_type, "mime_type": post.mime_type,
         "media_details": details, "post": post.parent or None, "source_url": source,
@@ -446,7 +450,8 @@ def _upload_payload(request: Request) -> tuple[bytes, str, str | None]:
     match = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)\"?", disposition, re.IGNORECASE)
     if not match or not match.group(1).strip():
         raise RestError("rest_upload_invalid_disposition",
-                        "Invalid Content-Disposition supplied. Content-Disposition needs to be formatted as `attachment; filename=\"image.png\"` or similar.",
+                        "Invalid Content-Disposition supplied. Content-Disposition needs to be formatted as "
+                        "`attachment; filename=\"image.png\"` or similar.",
                         400)
     filename = match.group(1).strip().rsplit("/", 1)[-1]
     declared = request.content_type.split(";", 1)[0].strip() or None

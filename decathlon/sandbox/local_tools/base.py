@@ -50,7 +50,8 @@ class ArgError(ValueError):
     pass
 
 
-_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list, "object": dict}
+_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
+                                              "array": list, "object": dict}
 
 
 def check_args(params: dict, args: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ async def _run(args: dict, ctx: Context) -> LocalResult:
                            is_error=True)
     try:
         data = await asyncio.to_thread(_query, args["query"], int(args.get("num_results") or 10), key)
-    except Exception as exc:  # network and API failures are the tool's result, not a crash
+    except Exception as exc:  # noqa: BLE001 - network and API failures are the tool's result, not a crash
         return LocalResult(f"Error: web search failed: {exc}", is_error=True)
     blocks = [f"Title: {r.get('title', '')}\nLink: {r.get('link', '')}\nSnippet: {r.get('snippet', '')}"
               for r in data.get("organic", [])]

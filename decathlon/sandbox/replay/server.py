@@ -39,4 +39,7 @@ def build_server(name: str, recording: dict, workspace: Path | None = None) -> S
         # A plain dict, so the recorded items reach the client as recorded (extras carried in _meta).
         return {"content": [pack_extras(i) for i in result["content"]], "isError": bool(result.get("is_error"))}
 
-    return Server(f"replay-{name}", version="1", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    # The SDK's runner takes a dict result as it takes a model (mcp.server.runner._dump_result); its
+    # on_call_tool annotation names only the models.
+    return Server(f"replay-{name}", version="1", on_list_tools=on_list_tools,
+                  on_call_tool=on_call_tool)  # type: ignore[arg-type]

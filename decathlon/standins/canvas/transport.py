@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..jsvalues import MessageError
+
 if TYPE_CHECKING:
     import httpx
 
@@ -47,12 +49,8 @@ USER_AGENT = "axios/1.12.2"
 ACCEPT = "application/json, text/plain, */*"
 
 
-class NoResponse(Exception):
+class NoResponse(MessageError):
     """The exchange ended without an HTTP response; ``message`` is what Node/axios would say."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass

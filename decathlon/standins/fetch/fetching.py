@@ -30,6 +30,7 @@ import httpx
 from ..memory.jsvalues import utf16_units
 from ..memory.stringify import own_keys
 from .urls import ParsedUrl
+from ..jsvalues import MessageError
 
 USER_AGENT = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -47,12 +48,8 @@ _HTTP_WHITESPACE = "\t\n\r "
 _NETWORK_ERROR = "fetch failed"
 
 
-class FetchFailure(Exception):
+class FetchFailure(MessageError):
     """The fetch threw; ``message`` is the error's text (what follows ``Failed to fetch <url>: ``)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,14 @@ _TAG_NAME = re.compile(r"[^\t\n\f />]*")
 _ATTR_NAME = re.compile(r"[^\t\n\f />][^\t\n\f />=]*")
 _UNQUOTED_VALUE = re.compile(r"[^\t\n\f >]*")
 _SPACES = re.compile(r"[\t\n\f ]*")
+
+
+def _at(pattern: re.Pattern[str], src: str, pos: int) -> re.Match[str]:
+    """`pattern.match` where it cannot fail: the patterns above match the empty string, but for _ATTR_NAME,
+    which is tried only at a character it takes."""
+    match = pattern.match(src, pos)
+    assert match is not None
+    return match
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _ATTR_REFERENCE = re.compile(r"&(#[xX][0-9a-fA-F]+;?|#[0-9]+;?|[A-Za-z][A-Za-z0-9]*;?)")
 _SCRIPT_DOUBLE_ESCAPE_START = re.compile(r"<script[\t\n\f />]", re.I | re.A)
@@ -267,13 +275,13 @@ class _Parser:
     def _tag(self, start: int, *, end_tag: bool, closes_raw: bool = False) -> int:
         src = self.src
         n = len(src)
-        match = _TAG_NAME.match(src, start)
+        match = _at(_TAG_NAME, src, start)
         name = _lower(match.group()).replace("\x00", "\ufffd")
         i = match.end()
         attrs: dict[str, str] = {}
         self_closing = False
         while True:
-            i = _SPACES.match(src, i).end()
+            i = _at(_SPACES, src, i).end()
             if i >= n:
                 return n  # EOF inside a tag: the tag is dropped
             char = src[i]
@@ -287,12 +295,12 @@ class _Parser:
                     break
                 i += 1
                 continue
-            match = _ATTR_NAME.match(src, i)
+            match = _at(_ATTR_NAME, src, i)
             attr = _lower(match.group())
-            i = _SPACES.match(src, match.end()).end()
+            i = _at(_SPACES, src, match.end()).end()
             value = ""
             if src.startswith("=", i):
-                i = _SPACES.match(src, i + 1).end()
+                i = _at(_SPACES, src, i + 1).end()
                 if i >= n:
                     return n
                 quote = src[i]
@@ -303,7 +311,7 @@ class _Parser:
                     value = src[i + 1:close]
                     i = close + 1
                 elif quote != ">":
-                    match = _UNQUOTED_VALUE.match(src, i)
+                    match = _at(_UNQUOTED_VALUE, src, i)
                     value = match.group()
                     i = match.end()
                 value = _decode_attribute(value)
@@ -322,6 +330,7 @@ class _Parser:
 
     def _raw_text(self, pos: int) -> int:
         src = self.src
+        assert self.raw is not None  # run() comes here only in raw text
         state, end_name = self.raw
         self.raw = None
         if state == _PLAINTEXT:
@@ -525,6 +534,7 @@ class _Parser:
             index -= 1
         for position in range(index, len(self.afe)):
             old = self.afe[position]
+            assert old is not None  # no marker from index on: the walk back stopped at the first one
             clone = self._insert_element(old.name, old.attrs, old.namespace)
             self.afe[position] = clone
 

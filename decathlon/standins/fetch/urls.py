@@ -146,15 +146,15 @@ def parse(url: str) -> ParsedUrl | None:
         host, port = split
         if port and (not port.isdigit() or int(port) > 65535):
             return None
-        host = _domain(host) if host else None
-        if host is None:
+        domain = _domain(host) if host else None
+        if domain is None:
             return None
         path, _, _fragment = tail.partition("#")
         path = path.replace("\\", "/") if "?" not in path else (
             path.split("?", 1)[0].replace("\\", "/") + "?" + path.split("?", 1)[1])
         if not path.startswith("/"):
             path = "/" + path
-        netloc = host + (":" + port if port else "")
+        netloc = domain + (":" + port if port else "")
         return ParsedUrl(scheme, _has_credentials(userinfo), f"{scheme}://{netloc}{path}")
     # Non-special schemes: an opaque path, or an authority with an opaque host.
     if rest.startswith("//"):

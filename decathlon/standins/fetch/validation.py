@@ -14,6 +14,7 @@ from typing import Any
 
 from ..memory.stringify import own_keys, stringify
 from . import urls
+from ..jsvalues import zod_type
 
 
 class ArgumentError(Exception):
@@ -32,17 +33,7 @@ class Payload:
 
 
 def _zod_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "nan" if value != value else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return zod_type(value, nan="nan")
 
 
 def _type_issue(expected: str, value: Any, path: list[str], *, missing: bool = False) -> dict[str, Any]:

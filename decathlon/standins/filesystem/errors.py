@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import errno
 
+from ..jsvalues import MessageError
+
 # libuv's uv_strerror() wording, which Node puts into error messages.
 _UV_DESCRIPTIONS: dict[int, str] = {
     errno.ENOENT: "no such file or directory",
@@ -31,12 +33,8 @@ _UV_DESCRIPTIONS: dict[int, str] = {
 }
 
 
-class ToolError(Exception):
+class ToolError(MessageError):
     """A failure reported to the model as ``Error: <message>``."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 def node_error(exc: OSError, syscall: str, path: str | None = None, dest: str | None = None) -> ToolError:

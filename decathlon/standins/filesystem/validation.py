@@ -11,26 +11,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..jsvalues import zod_type
 from .errors import ToolError
 
 Issue = dict[str, Any]
 PathParts = list[str | int]
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+_type_name = zod_type
 
 
 def _type_issue(expected: str, received: str, path: PathParts) -> Issue:

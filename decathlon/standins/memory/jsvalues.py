@@ -74,6 +74,7 @@ def number_to_string(value: int | float) -> str:
     sign = "-" if x < 0 else ""
     # repr() gives the same shortest correctly rounded digits as V8; only the layout differs.
     _, digit_tuple, exponent = Decimal(repr(abs(x))).as_tuple()
+    assert isinstance(exponent, int)  # x is finite here: NaN and the infinities returned above
     digits = "".join(map(str, digit_tuple)).rstrip("0")
     exponent += len(digit_tuple) - len(digits)
     k = len(digits)

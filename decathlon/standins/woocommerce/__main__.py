@@ -1,4 +1,5 @@
-"""Entry point: `WORDPRESS_SITE_URL=... WOOCOMMERCE_CONSUMER_KEY=... WOOCOMMERCE_CONSUMER_SECRET=... python -m decathlon.standins.woocommerce`."""
+"""Entry point: `WORDPRESS_SITE_URL=... WOOCOMMERCE_CONSUMER_KEY=... WOOCOMMERCE_CONSUMER_SECRET=...
+python -m decathlon.standins.woocommerce`."""
 from __future__ import annotations
 
 import os

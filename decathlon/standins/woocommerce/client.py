@@ -31,6 +31,7 @@ import httpx
 
 from ..memory.jsonparse import parse as json_parse
 from ..memory.jsvalues import JsError, number_to_string
+from ..jsvalues import MessageError
 
 TOTAL_TIMEOUT = float(os.environ.get("DECATHLON_WOOCOMMERCE_TIMEOUT") or 30.0)
 CONNECT_TIMEOUT = min(10.0, TOTAL_TIMEOUT)
@@ -41,12 +42,8 @@ UNAUTHORIZED = "WooCommerce API authentication failed. Please check your consume
 FORBIDDEN = "WooCommerce API access forbidden. Please check your API key permissions."
 
 
-class ToolError(Exception):
+class ToolError(MessageError):
     """What the reference throws inside a tool: the client gets `Error: <message>` with isError."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 def js_string(value: Any) -> str:

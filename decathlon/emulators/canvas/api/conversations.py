@@ -163,9 +163,8 @@ async def create_conversation(ctx: Ctx):
         conversations.append(c)
     else:
         for u in users:
-            c = None if force_new else _private_with(ctx, u)
-            if c is None:
-                c = _new_conversation(ctx, [u], subject, context_code)
+            existing = None if force_new else _private_with(ctx, u)
+            c = existing if existing is not None else _new_conversation(ctx, [u], subject, context_code)
             _add_message(ctx, c, body, attachment_ids=attachments)
             conversations.append(c)
     view = View(store, ctx.user, ctx.html_base)

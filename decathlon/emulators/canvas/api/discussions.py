@@ -212,6 +212,8 @@ async def announcements(ctx: Ctx):
     now = store.now()
     start = parse_time(ctx.param("start_date")) if ctx.param("start_date") else now - timedelta(days=14)
     end = parse_time(ctx.param("end_date")) if ctx.param("end_date") else now
+    # A blank or "null" date parses to None, and comparing with it fails (a server error, as it always has).
+    assert start is not None and end is not None
     found = []
     view = View(store, ctx.user, ctx.html_base)
     for code in codes:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
+from aiohttp.typedefs import Handler
 
 from decathlon.emulators.canvas import access, errors
 from decathlon.emulators.canvas.api.assignments import assignment_of
 from decathlon.emulators.canvas.api.users import user_of
-from decathlon.emulators.canvas.http import BASE_KEY, STORE_KEY, Ctx, Reply, Routes, error_response, read_params, to_response, token_of
+from decathlon.emulators.canvas.http import (
+    BASE_KEY, STORE_KEY, Ctx, Reply, Routes, error_response, read_params, to_response, token_of,
+)
 from decathlon.emulators.canvas.model import File, Folder, PendingUpload, User
 from decathlon.emulators.canvas.params import as_bool, as_int, as_str_list
 from decathlon.emulators.canvas.store import Store
@@ -194,7 +197,7 @@ async def upload_target(request: web.Request) -> web.StreamResponse:
             part = await reader.next()
             if part is None:
                 break
-            if getattr(part, "name", None) == "file":
+            if isinstance(part, BodyPartReader) and part.name == "file":  # a nested multipart has no name
                 data = bytes(await part.read(decode=False))
                 part_type = part.headers.get("Content-Type")
             else:
@@ -429,7 +432,7 @@ async def create_subfolder(ctx: Ctx):
     return _create_folder(ctx, folder.context_type, folder.context_id, folder)
 
 
-def raw_routes() -> list[tuple[str, str, object]]:
+def raw_routes() -> list[tuple[str, str, Handler]]:
     """Routes outside /api/v1 that take no token: the upload target and the download links."""
     return [("POST", "/files_api/upload/{token}", upload_target),
             ("GET", "/files/{file_id}/download", download),

@@ -121,7 +121,7 @@ async def upcoming(ctx: Ctx):
 
 @routes.get("/api/v1/dashboard/dashboard_cards")
 async def dashboard_cards(ctx: Ctx):
-    out = []
+    out: list[dict[str, Any]] = []
     for n, course in enumerate(visible_courses(ctx, ctx.user.id)):
         roles = ctx.store.user_enrollments(ctx.user.id, course.id)
         kind = {"StudentEnrollment": "StudentEnrollment", "TeacherEnrollment": "TeacherEnrollment"}.get(

@@ -5,6 +5,7 @@ Errors are Canvas's quiz-service refusals (`{"status", "message"}` with 400/403/
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from decathlon.emulators.canvas import access, errors
@@ -18,7 +19,7 @@ from decathlon.emulators.canvas.views import COMPLETE_ORDER, View, reorder
 routes = Routes()
 
 
-def _envelope(ctx: Ctx, items: list[QuizSubmission | dict]) -> dict:
+def _envelope(ctx: Ctx, items: Sequence[QuizSubmission | dict]) -> dict:
     view = View(ctx.store, ctx.user, ctx.html_base)
     return {"quiz_submissions": [x if isinstance(x, dict) else view.quiz_submission(x) for x in items]}
 
@@ -179,7 +180,9 @@ async def update_scores(ctx: Ctx):
             raise request_error(400, "invalid attempt")
         if qs.workflow_state == "untaken":
             raise request_error(400, "quiz submission attempt must be complete")
-        overrides = data.get("questions") if isinstance(data.get("questions"), dict) else {}
+        overrides = data.get("questions")
+        if not isinstance(overrides, dict):
+            overrides = {}
         scores: dict[int, float] = {}
         for raw_id, entry in overrides.items():
             qid = as_int(raw_id)

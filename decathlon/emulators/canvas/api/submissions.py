@@ -21,6 +21,7 @@ def request_error(status: int, message: str) -> errors.ApiError:
 
 def target_user(ctx: Ctx, course: Course, raw: str) -> User:
     store = ctx.store
+    user: User | None
     if raw == "self":
         user = ctx.user
     else:

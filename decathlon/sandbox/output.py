@@ -1,21 +1,11 @@
-"""Infra errors: the verb could not do its job. Kept apart from a tool's own failure (a result)."""
+"""What a task-api verb prints: exactly one JSON object, its result or its error (decathlon.errors)."""
 from __future__ import annotations
 
 import json
 import sys
 from typing import NoReturn
 
-
-class InfraError(Exception):
-    """An error of the environment, not of the agent: reported as {"error": {"kind", "message"}}."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-        self.message = message
-
-    def to_json(self) -> dict:
-        return {"error": {"kind": self.kind, "message": self.message}}
+from decathlon.errors import InfraError
 
 
 def emit(obj: dict) -> None:
@@ -25,7 +15,7 @@ def emit(obj: dict) -> None:
 
 
 def fail(err: InfraError, code: int = 1) -> NoReturn:
-    emit(err.to_json())
+    emit(err.reply())
     raise SystemExit(code)
 
 

@@ -58,7 +58,8 @@ RUN echo /opt/decathlon/src > "$(echo /opt/decathlon/venv/lib/python3*/site-pack
  && chown -R root:grader /opt/decathlon/src/fixtures && chmod -R u=rwX,g=rX,o= /opt/decathlon/src/fixtures \
  && mkdir -p /episodes /run/decathlon && chmod 0755 /episodes && chown agent:agent /run/decathlon
 ENV PATH=/opt/decathlon/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    DECATHLON_SERVERS_DIR=/opt/decathlon/servers LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1
+    DECATHLON_SERVERS_DIR=/opt/decathlon/servers LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 \
+    DECATHLON_SANDBOX_IMAGE=1
 WORKDIR /episodes
 CMD ["sleep", "infinity"]
 

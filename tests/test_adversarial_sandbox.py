@@ -408,10 +408,14 @@ def test_7_processes_the_agent_starts_die_with_the_episode(tmp_path, monkeypatch
 
 def test_6_the_verifiers_taskset_says_when_its_backend_isolates_nothing():
     """Finding 6: the taskset's default backend is local (no engine needed), but never silently."""
-    from decathlon.training.env import DecathlonTaskConfig, UnisolatedBackendWarning
-    with pytest.warns(UnisolatedBackendWarning, match="compose"):
-        DecathlonTaskConfig()
+    from decathlon.training import env
     import warnings
     with warnings.catch_warnings():
-        warnings.simplefilter("error", UnisolatedBackendWarning)
-        assert DecathlonTaskConfig(backend="compose").backend == "compose"
+        # Building configs says nothing: the taskset's default one is built at import, whatever a run asks for.
+        warnings.simplefilter("error", UnisolatedBackendWarning := env.UnisolatedBackendWarning)
+        assert env.DecathlonTaskConfig(backend="compose").backend == "compose"
+        env.DecathlonTaskConfig()
+        env.say_isolation("compose")  # a rollout on compose: nothing to say
+    env._SAID.discard("local")
+    with pytest.warns(UnisolatedBackendWarning, match="compose"):
+        env.say_isolation("local")  # a rollout on local: said, naming the way out

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -111,13 +112,24 @@ def test_openai_policy_drives_an_episode_through_a_chat_completions_endpoint():
         server.wait(timeout=15)
 
 
-def test_openai_policy_unreachable_model_is_an_infra_error():
+def test_run_level_mistakes_are_said_once_before_any_sandbox(tmp_path):
+    """An unreachable model endpoint, a launch time that is none, the oracle policy on a source without oracles:
+    each is wrong for the whole run, so it is said once before the first sandbox (exit 2, nothing under
+    --out), never as one infra error per episode after its setup."""
     env = {**os.environ, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "unused"}
-    proc = subprocess.run([sys.executable, "-m", "decathlon", "run", "csv-sales-summary", "--source", str(MINI),
-                           "--policy", "openai:m", "--json"], capture_output=True, text=True, timeout=300, cwd=REPO,
-                          env=env)
-    r = json.loads(proc.stdout)
-    assert proc.returncode == 1 and r["infra_error"]["kind"] == "model_unreachable"
+    no_oracles = tmp_path / "src"
+    shutil.copytree(MINI, no_oracles, ignore=shutil.ignore_patterns("oracles"))
+    cases = [
+        (["csv-sales-summary", "--source", str(MINI), "--policy", "openai:m"], "does not answer"),
+        (["csv-sales-summary", "--source", str(MINI), "--launch-time", "2026-13-01 09:00:00"], "is not a launch time"),
+        (["--all", "--source", str(no_oracles), "--policy", "oracle"], "needs an oracle per task"),
+    ]
+    for i, (args, said) in enumerate(cases):
+        out = tmp_path / f"out{i}"
+        proc = subprocess.run([sys.executable, "-m", "decathlon", "run", *args, "--json", "--out", str(out)],
+                              capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
+        assert proc.returncode == 2 and said in proc.stderr and proc.stdout == "", (args, proc.stderr)
+        assert not list(out.rglob("result.json")), args  # no episode ran
 
 
 def test_the_table_shows_every_error_whole(source):
@@ -137,3 +149,16 @@ def test_the_table_shows_every_error_whole(source):
     def words(text: str) -> str:
         return re.sub(r"decathlon-ep-[\w-]+", "EPISODE", "".join(text.split()))
     assert words(message) in words(proc.stdout), proc.stdout
+
+
+def test_a_rerun_table_shows_the_recorded_verdict_beside_the_real_one():
+    proc = subprocess.run([sys.executable, "-m", "decathlon", "run", "csv-sales-summary", "--source", str(MINI),
+                           "--mode", "rerun", "--policy", "replay", "--backend", "local", "--trust-recorded-code",
+                           "--launch-time", LAUNCH], capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env={**os.environ, "COLUMNS": "250"})
+    assert proc.returncode == 0, proc.stderr
+    header = next(line for line in proc.stdout.splitlines() if "task" in line and "reward" in line)
+    row = next(line for line in proc.stdout.splitlines() if "csv-sales-summary" in line)
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    names = [c.strip() for c in header.split("┃")[1:-1]]
+    assert "recorded pass" in names and cells[names.index("recorded pass")] == "True", proc.stdout

@@ -53,9 +53,9 @@ def test_null_policy_scores_zero(task, tmp_path):
 
 
 def test_partial_credit_reaches_the_metrics(tmp_path):
-    r = run("excel-grade-report", "oracle", tmp_path)
+    r = run("excel-grade-report", "oracle", tmp_path / "oracle")
     assert r["metrics"] == {"checks_passed": 6.0, "checks_total": 6.0, "fraction": 1.0}
-    r = run("excel-grade-report", "null", tmp_path)
+    r = run("excel-grade-report", "null", tmp_path / "null")
     assert r["metrics"]["checks_total"] == 6.0 and r["metrics"]["fraction"] < 1.0
 
 

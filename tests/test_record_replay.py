@@ -66,8 +66,9 @@ def test_bad_cassettes_are_named(tmp_path):
     folder = tmp_path / "tapes"
     folder.mkdir()
     proc = decathlon("run", "csv-sales-summary", "--source", str(MINI), "--mode", "replay", "--cassettes", str(folder), "--json")
-    err = json.loads(proc.stdout)["infra_error"]
-    assert err["kind"] == "cassette_missing" and "csv-sales-summary.cassette.json" in err["message"]
+    # A missing cassette is the run's mistake, said before any sandbox, with the way to get one.
+    assert proc.returncode == 2 and "have no cassette" in proc.stderr and "csv-sales-summary" in proc.stderr
+    assert "decathlon record" in proc.stderr, proc.stderr
     bad = json.loads((CASSETTES / "csv-sales-summary.cassette.json").read_text())
     bad["servers"]["filesystem"]["interactions"][0]["result"]["content"][0]["text"] = "forged"
     (folder / "csv-sales-summary.cassette.json").write_text(json.dumps(bad))

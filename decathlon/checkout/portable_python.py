@@ -108,7 +108,7 @@ def check(python: Path) -> None:
         raise InfraError(Kind.PORTABLE_PYTHON, f"{python} does not run: {probe.stderr[-800:]}")
 
 
-def _runs(python: str) -> bool:
+def runs(python: str) -> bool:
     try:
         return subprocess.run([python, "-c", "pass"], capture_output=True, timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
@@ -121,7 +121,7 @@ def resolve(spec: str, say: Callable[[str], None]) -> str:
     if not spec.replace(".", "").isdigit():
         return spec
     on_path = shutil.which(f"python{spec}")
-    if on_path and _runs(on_path):  # a pyenv shim without that version installed does not
+    if on_path and runs(on_path):  # a pyenv shim without that version installed does not
         return on_path
     if spec != VERSION:
         raise InfraError(Kind.BAD_PYTHON, f"no python{spec} on this machine, and the portable build is Python {VERSION}: "

@@ -31,8 +31,9 @@ def trajectories_dir() -> Path | None:
 def _run_ns(source: Path, policy: str, backend: str, out: Path, launch: str | None) -> argparse.Namespace:
     # parsed by the real `run` parser, so every option the run command reads has its default here too
     from decathlon.cli.parser import build_parser
+    # --overwrite: a demo started again replaces its own earlier results (kept in the artifacts volume)
     argv = ["run", "--all", "--source", str(source), "--backend", backend, "--policy", policy, "--out", str(out),
-            "--concurrency", os.environ.get("DECATHLON_DEMO_CONCURRENCY", "2")]
+            "--overwrite", "--concurrency", os.environ.get("DECATHLON_DEMO_CONCURRENCY", "2")]
     if launch:
         argv += ["--launch-time", launch]
     return build_parser().parse_args(argv)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from decathlon.backends import NAMES
@@ -59,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="K episodes per task, each in its own sandbox (for Pass@k; `decathlon report` reads them)")
     r.add_argument("--json", action="store_true", help="one JSON object per episode per line")
     r.add_argument("--out", type=Path, help="write per-episode artifacts under this folder")
+    again = r.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="complete the run in --out: run only its planned episodes that have no result or an infra "
+                       "error (tasks, repeats and launch time from its run.json)")
+    again.add_argument("--overwrite", action="store_true", help="replace the results already in --out")
 
     rp = sub.add_parser("report", help="Pass@1 (mean ± std over repeats), Pass@k, Pass^k, turns and timings of "
                         "run folders (--out) and recorded runs; infra errors counted apart")
@@ -102,10 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     te = sub.add_parser("task-env", help="build the interpreter a checkout's preprocess and evaluators run with, "
                         "from the checkout's own uv.lock")
     _add_source(te)
-    te.add_argument("--python", default=sys.executable,
+    te.add_argument("--python", default=None,
                     help="the interpreter to build on: a path, or a version such as 3.13 (Python 3.13 from Debian 13 "
-                    "packages, made portable, where this machine has none); default: this one. Toolathlon's "
-                    "scripts need ≥ 3.12")
+                    "packages, made portable, where this machine has none); default: this one if it is as new as the "
+                    "checkout's requires-python asks (Toolathlon's: 3.12), else a newer one, said")
     te.add_argument("--dir", type=Path, help="where (default: ~/.cache/decathlon/task-envs/py<version>-<lock hash>, "
                     "or under DECATHLON_TASK_ENV_DIR)")
     te.add_argument("--json", action="store_true")

@@ -30,6 +30,9 @@ def overall_line(run: dict) -> str:
             text += f" ({run['tasks_short_of_k']} task(s) with fewer than {k} graded episodes left out)"
     text += (f"; avg turns {_num(run['avg_turns'], 1)}, avg tool calls {_num(run['avg_tool_calls'], 1)}"
              f"; infra errors {run['infra_errors']} of {run['episodes']} episodes")
+    if run.get("missing"):
+        text += (f"; {len(run['missing'])} of {run['planned']} planned episodes have no result (the run did not "
+                 "finish: `decathlon run --resume --out DIR` completes it)")
     return text
 
 
@@ -71,6 +74,10 @@ def report_command(ns: argparse.Namespace) -> int:
                           f"waited {c['wait_seconds']:.1f} s in all for another task of the group (live mode)")
         for s in run["skipped"]:
             console.print(f"  [yellow]skipped[/] {s}")
+        for m in run["missing"][:20]:
+            console.print(f"  [yellow]no result[/] {m}")
+        if len(run["missing"]) > 20:
+            console.print(f"  [yellow]no result[/] … and {len(run['missing']) - 20} more")
     for d in report["duplicates"]:
         console.print(f"[yellow]not counted twice[/]: {d}")
     console.print(NOTE)

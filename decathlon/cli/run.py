@@ -9,6 +9,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from decathlon.cli import out_folder
 from decathlon.cli.console import console as make_console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -19,7 +20,8 @@ from decathlon.backends import make_backend
 from decathlon.recordings.cassettes import FROM_CASSETTE, cassette_path, cassettes_dir
 from decathlon.core.episode import EpisodeConfig, EpisodeResult, run_episode
 from decathlon.errors import InfraError, Kind
-from decathlon.core.policies import make_policy
+from decathlon.core.policies import make_policy, preflight
+from decathlon.sandbox import launch_time
 from decathlon.training.splits import apply_split_and_curriculum
 from decathlon.checkout.tasks import resolve_source, select
 from decathlon.tape.store import write_atomic
@@ -29,13 +31,16 @@ PHASES = ("acquire", "setup", "agent", "evaluate", "release")
 
 def _table(results: list[EpisodeResult], repeats: int) -> Table:
     table = Table(title="decathlon run")
-    columns = ("task", *(("repeat",) if repeats > 1 else ()), "reward", "pass", "metrics", "turns", *PHASES, "infra error",
-               "failure")
+    # A rerun's point is the real verdict beside the recorded one: both in the table, not only in --json.
+    rerun = any(r.replayed_servers is not None for r in results)
+    columns = ("task", *(("repeat",) if repeats > 1 else ()), "reward", "pass", *(("recorded pass",) if rerun else ()),
+               "metrics", "turns", *PHASES, "infra error", "failure")
     for col in columns:
         table.add_column(col, justify="right" if col in ("reward", "turns", *PHASES) else "left")
     for r in results:
         metrics = ", ".join(f"{k}={v:g}" for k, v in sorted(r.metrics.items()))
-        table.add_row(r.task, *((str(r.repeat),) if repeats > 1 else ()), f"{r.reward:.2f}", str(r.passed), metrics, str(r.turns),
+        table.add_row(r.task, *((str(r.repeat),) if repeats > 1 else ()), f"{r.reward:.2f}", str(r.passed),
+                      *((str(r.recorded_pass),) if rerun else ()), metrics, str(r.turns),
                       *(f"{r.timings[p]:.2f}s" if p in r.timings else "-" for p in PHASES),
                       _brief(r.infra_error), _brief(r.failure))
     return table
@@ -56,6 +61,23 @@ def _errors(results: list[EpisodeResult], repeats: int) -> list[Text]:
                 head = f"{r.task}{f' #{r.repeat}' if repeats > 1 else ''} {label} {err['kind']} ({err.get('phase') or '?'}): "
                 out.append(Text.assemble((head, style), str(err.get("message", ""))))
     return out
+
+
+def _check_cassettes(tapes: Path, names: list[str], mode: str, named: bool) -> None:
+    """A replay or rerun needs each task's cassette: said once, with the way to get them, before any sandbox."""
+    lacking = [t for t in names if not cassette_path(tapes, t).is_file()]
+    if not lacking:
+        return
+    shown = ", ".join(lacking[:5]) + (f" and {len(lacking) - 5} more" if len(lacking) > 5 else "")
+    where = f"--cassettes {tapes}" if named else f"the default cassette folder {tapes} (no --cassettes given)"
+    if mode == "rerun":
+        how = ("a rerun re-executes recorded runs on a checkout: import them (`decathlon cassettes import-trajectories "
+               "RUNS --out DIR`) and pass --cassettes DIR/cassettes")
+    else:
+        how = ("record them (`decathlon record TASK… --source SRC --out DIR`) and pass --cassettes DIR, or replay an "
+               "import with --source IMPORT_DIR")
+    raise InfraError(Kind.CASSETTE_MISSING, f"--mode {mode}: {len(lacking)} of {len(names)} task(s) have no cassette in "
+                     f"{where}: {shown}. {how[0].upper()}{how[1:]}")
 
 
 def _check_out(out: Path | None) -> None:
@@ -113,11 +135,12 @@ def _backend_for(ns: argparse.Namespace) -> str:
 
 
 async def run_command(ns: argparse.Namespace) -> int:
-    if not ns.tasks and not ns.all:
-        raise InfraError(Kind.USAGE, "name at least one TASK, or pass --all")
     if ns.repeats < 1 or ns.concurrency < 1:
         raise InfraError(Kind.USAGE, f"--repeats and --concurrency take a whole number ≥ 1 "
                          f"(got --repeats {ns.repeats}, --concurrency {ns.concurrency})")
+    earlier = out_folder.prepare(ns)  # --resume fills in the earlier run's tasks, repeats and launch time
+    if not ns.tasks and not ns.all:
+        raise InfraError(Kind.USAGE, "name at least one TASK, or pass --all")
     _check_out(ns.out)
     source = resolve_source(ns.source)
     ns.mode = ns.mode or ("replay" if ns.policy == "replay" else "live")
@@ -137,9 +160,15 @@ async def run_command(ns: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InfraError(Kind.USAGE, str(exc)) from exc
     tapes = cassettes_dir(source, ns.cassettes)
+    # What is wrong for the whole run is said once, before any sandbox: not as N infra errors after N setups.
+    if ns.launch_time:
+        launch_time.resolve(ns.launch_time)
+    await preflight(policy, names)
+    if ns.mode in FROM_CASSETTE:
+        _check_cassettes(tapes, names, ns.mode, ns.cassettes is not None)
     ns.backend = _backend_for(ns)
     backend = make_backend(ns.backend)
-    run_id = uuid.uuid4().hex[:12]
+    run_id = str(earlier.plan.get("run_id") or uuid.uuid4().hex[:12]) if earlier else uuid.uuid4().hex[:12]
     gate = asyncio.Semaphore(max(1, ns.concurrency))
     console = make_console(stderr=True)
     # A policy that calls no tool needs no server: what cannot run here is left out (and listed per
@@ -150,7 +179,11 @@ async def run_command(ns: argparse.Namespace) -> int:
     live = ns.mode not in FROM_CASSETTE
     info = {"run_id": run_id, "source": str(source), "source_name": source.name, "policy": ns.policy,
             "backend": ns.backend, "mode": ns.mode}
-    if ns.out is not None:
+    if earlier is not None:
+        out_folder.check_same_run(earlier, info)
+        print(f"decathlon: resuming the run in {ns.out}: {len(earlier.done)} of {len(names) * ns.repeats} planned "
+              "episodes are done, the others run now", file=sys.stderr)
+    elif ns.out is not None:
         write_atomic(ns.out / "run.json", json.dumps({**info, "repeats": ns.repeats, "launch_time": ns.launch_time,
                                                       "tasks": names}, indent=2) + "\n")
 
@@ -174,7 +207,8 @@ async def run_command(ns: argparse.Namespace) -> int:
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=ns.json) as progress:
-            episodes = [(n, i) for i in range(1, ns.repeats + 1) for n in names]
+            done = earlier.done if earlier is not None else {}
+            episodes = [(n, i) for i in range(1, ns.repeats + 1) for n in names if (n, i) not in done]
             bar = progress.add_task(f"{len(episodes)} episodes ({ns.policy}, {ns.backend})", total=len(episodes))
             jobs += [asyncio.create_task(one(n, i)) for n, i in episodes]
             for job in asyncio.as_completed(jobs):
@@ -183,7 +217,7 @@ async def run_command(ns: argparse.Namespace) -> int:
                 progress.console.print(f"{r.task}{f' #{r.repeat}' if ns.repeats > 1 else ''}: reward {r.reward:.2f}"
                                        + (f" [red]{r.infra_error['kind']}[/]" if r.infra_error else "")
                                        + (f" [yellow]failure: {r.failure['kind']}[/]" if r.failure else ""))
-            results = [j.result() for j in jobs]
+            results = sorted([*done.values(), *(j.result() for j in jobs)], key=lambda r: (r.repeat, names.index(r.task)))
     except asyncio.CancelledError:  # Ctrl-C or SIGTERM
         await _cancel_episodes(jobs)
         raise

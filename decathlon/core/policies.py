@@ -13,7 +13,7 @@ from decathlon.recordings.cassettes import cassettes_dir, read_trajectory, traje
 from decathlon.core.blame import environment_owned, model_refusal
 from decathlon.errors import InfraError, Kind
 from decathlon.recordings.id_translation import IdTranslator
-from decathlon.core.oracles import Call, Oracle, assistant_message, call_id, load_oracle, variables
+from decathlon.core.oracles import Call, Oracle, assistant_message, call_id, load_oracle, oracle_dir, variables
 from decathlon.core.task_session import SetupResult
 
 MODEL_TIMEOUT = float(os.environ.get("DECATHLON_MODEL_TIMEOUT", "600"))
@@ -209,3 +209,28 @@ def make_policy(spec: str, source: Path, oracles: Path | None = None, cassettes:
         return OpenAIPolicy(spec[len("openai:"):])
     raise ValueError(f"unknown policy {spec!r}: use oracle, null, replay or openai:<model>")
 
+
+
+ENDPOINT_PROBE_TIMEOUT = 10.0
+
+
+async def preflight(policy: Policy, tasks: list[str]) -> None:
+    """What can be known wrong about the policy for the whole run, checked once before the first sandbox: an
+    oracle policy with no oracle for some task, a model endpoint that does not answer. Found per episode,
+    each would cost a setup and read as N infra errors."""
+    if isinstance(policy, OraclePolicy):
+        folder = policy.folder or oracle_dir(policy.source)
+        lacking = sorted(t for t in tasks if not (folder / f"{t}.json").is_file())
+        if lacking:
+            shown = ", ".join(lacking[:5]) + (f" and {len(lacking) - 5} more" if len(lacking) > 5 else "")
+            raise InfraError(Kind.NO_ORACLE, f"--policy oracle needs an oracle per task ({folder}/<task>.json); "
+                             f"{len(lacking)} of {len(tasks)} task(s) have none: {shown}. A Toolathlon checkout has "
+                             "no oracles: use --policy null, replay (with cassettes) or openai:<model>, or --oracles DIR")
+    elif isinstance(policy, OpenAIPolicy):
+        try:
+            # Any HTTP answer means something listens there (a 401 or 404 is the model call's to report).
+            await policy.client.get("models", timeout=ENDPOINT_PROBE_TIMEOUT)
+        except httpx.HTTPError as exc:
+            raise InfraError(Kind.MODEL_UNREACHABLE, f"the model endpoint {policy.client.base_url} does not answer "
+                             f"({type(exc).__name__}: {exc}); set OPENAI_BASE_URL to an OpenAI-compatible endpoint "
+                             "that is up") from None

@@ -83,6 +83,8 @@ class Loaded:
     repeats: int | None
     episodes: list[Episode]
     skipped: list[str] = field(default_factory=list)
+    planned: int | None = None  # episodes the run set out to make (run.json's tasks × repeats), if it says
+    missing: list[str] = field(default_factory=list)  # "task #repeat" of those with no result
 
 
 # ---------------------------------------------------------------------------------------------- loading
@@ -223,8 +225,20 @@ def _load_run(folder: Path, results: list[Path], skip_broken: bool) -> Loaded:
         raise InfraError(Kind.NO_RESULTS, f"{folder} holds no readable result; give {EXPECTED}")
     _number_repeats(episodes)
     key = next(iter(keys))
+    planned, missing = _planned(meta, episodes)
     return Loaded(key, folder, "+".join(sorted(backends)) or meta.get("backend"), meta.get("repeats"), episodes,
-                  broken)
+                  broken, planned, missing)
+
+
+def _planned(meta: dict, episodes: list[Episode]) -> tuple[int | None, list[str]]:
+    """What the run set out to do (run.json: tasks × repeats) and which of those episodes left no result: a
+    run killed half-way must not read as a smaller, complete one."""
+    tasks, repeats = meta.get("tasks"), meta.get("repeats") or 1
+    if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
+        return None, []
+    have = {(e.task, e.repeat) for e in episodes}
+    plan = [(t, r) for t in sorted(set(tasks)) for r in range(1, repeats + 1)]
+    return len(plan), [f"{t} #{r}" if repeats > 1 else t for t, r in plan if (t, r) not in have]
 
 
 def _number_repeats(episodes: list[Episode]) -> None:
@@ -421,6 +435,9 @@ def summarise(loaded: list[Loaded]) -> dict:
         "conflicts": [{"group": g, "waited_episodes": len(es), "wait_seconds": round(sum(e.conflict_wait for e in es), 3)}
                       for g, es in sorted(conflicts.items())],
         "skipped": [s for p in loaded for s in p.skipped],
+        # planned episodes with no result (a run interrupted): said, never silently a smaller run
+        "planned": sum(p.planned for p in loaded) if all(p.planned is not None for p in loaded) else None,
+        "missing": [f"{p.folder}: {m}" for p in loaded for m in p.missing],
         "tasks": tasks,
     }
 

@@ -50,8 +50,15 @@ def open_cassette(home: Home, task: TaskDef, mode: str, path: str | None) -> dic
         raise InfraError(Kind.CASSETTE_MISMATCH, f"{path} records task {recorded!r}, not {task.name!r}")
     missing = [s for s in task.servers if s not in cassette["servers"]]
     if missing and mode == "replay":
-        raise InfraError(Kind.CASSETTE_MISMATCH, f"{path} has no recording of server(s) {', '.join(missing)} "
-                         f"that {task.name} needs; re-record it")
+        # Named by task, not by `path`: that is the episode's own copy, gone when the episode is.
+        if cassette.get("meta", {}).get("imported"):
+            raise InfraError(Kind.CASSETTE_MISMATCH, f"the cassette of {task.name} is an imported recorded run: it "
+                             f"holds the answers the model saw, not recordings of server(s) {', '.join(missing)}. "
+                             "Replay it with its import as the source (--source IMPORT_DIR --policy replay), or "
+                             "re-execute it on this checkout with --mode rerun")
+        raise InfraError(Kind.CASSETTE_MISMATCH, f"the cassette of {task.name} has no recording of server(s) "
+                         f"{', '.join(missing)} that the task needs: it was recorded from another version of the "
+                         "task; record it again with `decathlon record`")
     home.run.mkdir(parents=True, exist_ok=True)
     if Path(path).resolve() != home.cassette_in.resolve():
         shutil.copyfile(path, home.cassette_in)

@@ -51,6 +51,9 @@ _FSTRING = re.compile(r"(?<![A-Za-z0-9_])(?:[rR]?[fF]|[fF][rR])[\"']")  # an f-s
 _MISSING = re.compile(r"No module named '([^']+)'")
 
 
+IN_IMAGE = "DECATHLON_SANDBOX_IMAGE"  # set by docker/sandbox.Dockerfile: this process runs in the project's image
+
+
 def missing_module_hint(output: str) -> str | None:
     """A task script that cannot import a package: which one, and the ways to get it there."""
     m = _MISSING.search(output)
@@ -61,6 +64,12 @@ def missing_module_hint(output: str) -> str | None:
         return (f"`{name}` is missing: a Toolathlon root needs configs/global_configs.py and "
                 "configs/token_key_session.py (git-ignored upstream); decathlon copies the checkout's *_example.py "
                 "per episode, or the files DECATHLON_GLOBAL_CONFIGS / DECATHLON_TOKEN_KEY_SESSION name")
+    if os.environ.get(IN_IMAGE) == "1" and not os.environ.get("DECATHLON_TASK_PYTHON"):
+        # The project's plain sandbox image (compose, prime): a checkout's scripts need the image built with it,
+        # which carries the checkout's task environment; a task env on the host never reaches a container.
+        return (f"the sandbox image's interpreter has no module `{name}`: this image carries no Toolathlon checkout's "
+                "task environment. Build the image that does (`decathlon image build --source CHECKOUT`) and run with "
+                "DECATHLON_IMAGE=<the tag it prints>")
     return (f"the task interpreter ({task_python()}) has no module `{name}`: build the checkout's task environment "
             "(`decathlon task-env --source CHECKOUT`, then DECATHLON_TASK_PYTHON=<its bin/python>), or install the "
             f"package providing `{name.split('.')[0]}` into it")

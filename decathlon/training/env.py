@@ -52,8 +52,22 @@ class UnisolatedBackendWarning(UserWarning):
     """The taskset's sandboxes do not keep the agent from the host (shown once per process)."""
 
 
+_SAID: set[str] = set()
+
+
+def say_isolation(backend: str) -> None:
+    """The default backend stays local (a laptop's dev loop and the tests need no engine), but never silently:
+    said once per process, when a rollout first runs on it (not when a config is built: the taskset's default
+    config is built at import, whatever backend the run then asks for)."""
+    if backend in UNISOLATED and backend not in _SAID:
+        _SAID.add(backend)
+        from decathlon.backends.local import isolation_note
+        warnings.warn(f"decathlon: the taskset runs on the {backend!r} backend. {isolation_note()}",
+                      UnisolatedBackendWarning, stacklevel=2)
+
+
 class DecathlonTaskConfig(vf.TaskConfig):
-    backend: str = Field("local", validate_default=True)
+    backend: str = "local"
     """Where sandboxes come from (`decathlon.backends.make_backend`)."""
     launch_time: str | None = None
     """Pin the task's clock, "YYYY-MM-DD HH:MM:SS"; unset takes the wall clock, as Toolathlon does."""
@@ -64,16 +78,6 @@ class DecathlonTaskConfig(vf.TaskConfig):
     out: Path | None = None
     """If set, each rollout's artifacts go to <out>/<task>/<trace id>/."""
 
-    @field_validator("backend")
-    @classmethod
-    def _say_when_unisolated(cls, value: str) -> str:
-        # The default stays local (a laptop's dev loop and the tests need no engine), but never silently:
-        # what it keeps apart depends on who runs it (decathlon.backends.local.isolation_note).
-        if value in UNISOLATED:
-            from decathlon.backends.local import isolation_note
-            warnings.warn(f"decathlon: the taskset runs on the {value!r} backend. {isolation_note()}",
-                          UnisolatedBackendWarning, stacklevel=2)
-        return value
 
     @field_validator("metric_weights")
     @classmethod
@@ -99,6 +103,7 @@ class DecathlonTask(vf.Task[DecathlonData, DecathlonState, DecathlonTaskConfig])
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         _require_our_harness(trace)
+        say_isolation(self.config.backend)
         ep = Episode(self.data.task, Path(self.data.source), self.config.backend, self.config.max_turns,
                      self.config.out)
         trace.state.attach(ep)  # before acquiring, so the harness's cleanup can release on every path

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
+import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -76,3 +79,53 @@ def test_compose_up_serves_the_demo_summary(compose_env):
             assert shown.startswith("100.0%"), shown
             assert page.locator("tr.task").count() == len(EXPECTED)
         assert not problems, problems
+
+
+RUN_LINE = re.compile(r"decathlon: run (\w+) on compose; if it is killed, `(decathlon gc --backend compose --run \w+)`")
+
+
+def _sandboxes(run: str) -> list:
+    import docker
+    return docker.from_env().containers.list(all=True, filters={"label": f"decathlon.run={run}"})
+
+
+def _first_run(stack, deadline: float) -> tuple[str, str]:
+    """The demo's first run id and the gc command it printed, once that run has a sandbox."""
+    while time.monotonic() < deadline:
+        m = RUN_LINE.search("".join(stack.get_logs("demo")))
+        if m and _sandboxes(m.group(1)):
+            return m.group(1), m.group(2)
+        time.sleep(1)
+    raise AssertionError("the demo printed no run id, or its run started no sandbox: "
+                         + "".join(stack.get_logs("demo"))[-3000:])
+
+
+def test_stopping_the_demo_leaves_no_sandbox_and_the_printed_gc_removes_what_a_kill_leaves(compose_env):
+    """`docker compose down` mid-run: the demo releases every sandbox before it exits. SIGKILL mid-run: the
+    sandboxes stay, and the command the run printed at its start removes them from the host (their owner is
+    the runner container, another host name; the run's lease, in the host's lease folder, is dead)."""
+    import docker
+    from testcontainers.compose import DockerCompose
+    stack = DockerCompose(str(REPO), compose_file_name="compose.yaml", wait=False)
+    stack.start()
+    try:
+        run, _ = _first_run(stack, time.monotonic() + 300)
+    finally:
+        stack.stop()  # docker compose down
+    assert _sandboxes(run) == [], "sandboxes outlived `docker compose down`"
+
+    stack.start()
+    try:
+        run, gc = _first_run(stack, time.monotonic() + 300)
+        demo = docker.from_env().containers.list(filters={"label": [
+            f"com.docker.compose.project={os.environ['COMPOSE_PROJECT_NAME']}", "com.docker.compose.service=demo"]})
+        assert len(demo) == 1
+        demo[0].kill()  # SIGKILL: nothing released
+        assert _sandboxes(run), "a killed run's sandboxes were gone before gc"
+        argv = gc.split()
+        proc = subprocess.run([sys.executable, "-m", "decathlon", *argv[1:]], capture_output=True, text=True,
+                              timeout=300, cwd=REPO)
+        assert proc.returncode == 0 and json.loads(proc.stdout.splitlines()[-1])["removed"] >= 1, proc.stderr
+        assert _sandboxes(run) == []
+    finally:
+        stack.stop()

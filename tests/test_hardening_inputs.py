@@ -318,7 +318,6 @@ def test_20_a_long_homes_socket_in_tmp_is_removed_at_release_even_after_sigkill(
 
     boxes = tmp_path / ("long-" + "x" * 90)
     monkeypatch.setenv("DECATHLON_LOCAL_DIR", str(boxes))
-    before = set(Path("/tmp").glob("task-api-*.sock"))
     seen: list[str] = []
 
     class Watching(LocalBackend):
@@ -332,5 +331,22 @@ def test_20_a_long_homes_socket_in_tmp_is_removed_at_release_even_after_sigkill(
     result = asyncio.run(run_episode(cfg, Watching(), KillsDaemon()))
     assert result.failure and result.failure["kind"] in ("daemon_died", "no_session"), result
     assert seen and seen[0].startswith("/tmp/task-api-"), "the home is long enough to put its socket in /tmp"
+    # This episode's own socket only: /tmp is shared with the tests other workers run at the same time.
     assert not Path(seen[0]).exists(), "the killed daemon's socket was left in /tmp"
-    assert set(Path("/tmp").glob("task-api-*.sock")) - before == set()
+
+
+def test_gc_run_by_id_takes_another_hosts_dead_run_but_never_a_live_one(tmp_path, monkeypatch):
+    """A runner container labels its sandboxes with its own host name: `gc --run ID` (the id the run printed)
+    removes them once the run is dead, whoever the owner; without --run they are another host's; a live
+    run's are never taken without --force."""
+    import uuid
+    from decathlon.backends import leases
+    monkeypatch.setenv("DECATHLON_LEASE_DIR", str(tmp_path))
+    run = "gc-" + uuid.uuid4().hex[:8]
+    theirs = {leases.OWNER_LABEL: "runner-container:0", leases.RUN_LABEL: run}
+    assert leases.collectable(theirs, False) == "foreign"
+    assert leases.collectable(theirs, False, {leases.RUN_LABEL: "another"}) == "foreign"
+    assert leases.collectable(theirs, False, {leases.RUN_LABEL: run}) is None
+    leases.hold(run)  # held for this process's life, as a run's lease is
+    assert leases.collectable(theirs, False, {leases.RUN_LABEL: run}) == "live"
+    assert leases.collectable(theirs, True, {leases.RUN_LABEL: run}) is None

@@ -62,3 +62,24 @@ def test_task_env_without_python_never_builds_on_one_the_checkout_cannot_run(tmp
     assert default_python(tmp_path, said.append, current=(3, 13)) == sys.executable
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')  # says nothing: this interpreter
     assert default_python(tmp_path, said.append, current=(3, 11)) == sys.executable
+
+
+def test_an_import_says_at_once_that_it_only_replays(tmp_path):
+    """A live policy on an import fails at once, naming a checkout as the way (it used to fail every rollout
+    with unknown_server); replaying it still works."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "csv-sales-summary.json").write_text(json.dumps({"pass": True, "messages": [
+        {"role": "user", "content": "go"}, {"role": "assistant", "content": "done"}]}))
+    imp = tmp_path / "imp"
+    assert decathlon("cassettes", "import-trajectories", str(runs), "--out", str(imp)).returncode == 0
+    proc = decathlon("run", "--all", "--source", str(imp), "--policy", "null", "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "only replays" in proc.stderr and "checkout" in proc.stderr, proc.stderr
+    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").rglob("result.json"))
+    replayed = decathlon("run", "--all", "--source", str(imp), "--policy", "replay", "--json")
+    assert replayed.returncode == 0 and json.loads(replayed.stdout)["pass"] is True, replayed.stderr
+
+    import pytest
+    from decathlon.training.env import DecathlonTaskset, DecathlonTasksetConfig
+    with pytest.raises(ValueError, match="only replays"):
+        list(DecathlonTaskset(DecathlonTasksetConfig(source=str(imp))).load())

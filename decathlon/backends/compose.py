@@ -603,7 +603,7 @@ class ComposeBackend:
         def sweep() -> GcResult:
             result = GcResult()
             for ident, name, have in self._listed(wanted):
-                why = leases.collectable(have, force)
+                why = leases.collectable(have, force, labels)
                 if why:
                     result.skip(why)
                     continue

@@ -113,11 +113,16 @@ def forget_dead() -> None:
             os.close(fd)
 
 
-def collectable(labels: dict[str, str], force: bool) -> str | None:
-    """Why gc must leave a sandbox with these labels alone (None: it may go)."""
+def collectable(labels: dict[str, str], force: bool, wanted: dict[str, str] | None = None) -> str | None:
+    """Why gc must leave a sandbox with these labels alone (None: it may go). Another owner's sandboxes are
+    left alone unless gc was asked for their run by id (`gc --run ID`: the id a run prints at its start,
+    say from a runner container, whose owner is the container's host name); a live run's never, but with
+    `force`."""
     if force:
         return None
-    if labels.get(OWNER_LABEL) != owner():
+    asked = (wanted or {}).get(RUN_LABEL)
+    named = asked is not None and asked == labels.get(RUN_LABEL)
+    if labels.get(OWNER_LABEL) != owner() and not named:
         return "foreign"
     run = labels.get(RUN_LABEL)
     if run and is_live(run):

@@ -308,7 +308,7 @@ class LocalBackend:
             if not isinstance(have, dict) or have.get(MANAGED_LABEL) != "true" \
                     or not all(have.get(k) == v for k, v in labels.items()):
                 continue
-            why = leases.collectable(have, force)
+            why = leases.collectable(have, force, labels)
             if why:
                 result.skip(why)
                 continue

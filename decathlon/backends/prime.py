@@ -430,7 +430,7 @@ class PrimeBackend:
                 if box.status in ("TERMINATED", "DELETED"):
                     continue
                 have = dict(label.split("=", 1) for label in box.labels if "=" in label)
-                why = leases.collectable(have, force)
+                why = leases.collectable(have, force, labels)
                 if why:
                     result.skip(why)
                 else:

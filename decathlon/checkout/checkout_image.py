@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,7 +21,6 @@ from decathlon.checkout import image
 from decathlon.checkout import portable_python
 
 from decathlon.checkout import task_env
-from decathlon.errors import InfraError
 
 CHECKOUT_REPO = "decathlon-checkout"
 DOCKERFILE = image.ROOT / "docker" / "checkout.Dockerfile"
@@ -98,16 +96,9 @@ def build(source: Path, sandbox_tag: str) -> str:
     shutil.copy2(DOCKERFILE, CONTEXT / "Dockerfile")
     log = CONTEXT.parent / "docker-build-checkout.log"
     image.say(f"docker build --network none -t {tag} (on {sandbox_tag}; log: {log.relative_to(image.ROOT)}) …")
-    with open(log, "wb") as out:
-        try:
-            image._run(["docker", "build", "--network", "none", "--build-arg", f"SANDBOX_IMAGE={sandbox_tag}",
-                        "--target", "checkout", "--label", f"decathlon.checkout={source}", "-t", tag,
-                        "-f", str(CONTEXT / "Dockerfile"), str(CONTEXT)], image.BUILD_TIMEOUT,
-                       "docker build (checkout)", env={**os.environ, "DOCKER_BUILDKIT": "0"}, stdout=out,
-                       stderr=subprocess.STDOUT)
-        except InfraError:
-            sys.stderr.write(log.read_text(errors="replace")[-4000:])
-            raise
+    image.run_docker_build(["--build-arg", f"SANDBOX_IMAGE={sandbox_tag}", "--target", "checkout",
+                            "--label", f"decathlon.checkout={source}", "-t", tag, "-f", str(CONTEXT / "Dockerfile"),
+                            str(CONTEXT)], log, "checkout")
     image.say(f"checkout image {tag} ({image.image_size(tag) / 1e6:.0f} MB) in {time.monotonic() - began:.0f} s; "
               f"use it with DECATHLON_IMAGE={tag} --backend compose --source {source}")
     if env.skipped:

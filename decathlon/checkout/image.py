@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
 import tempfile
 import time
 from pathlib import Path
@@ -46,6 +48,7 @@ RUNNER_REQS = ("docker", "rich", "httpx")
 BOOTSTRAP_TIMEOUT = 900
 WHEELS_TIMEOUT = 1200
 BUILD_TIMEOUT = 1800
+BASE_LABEL = "decathlon.base"  # the base image an image was built on
 
 
 def say(msg: str) -> None:
@@ -205,15 +208,72 @@ def _wheels(dest: Path, args: list[str], what: str) -> None:
 def docker_build(context: Path, base: str, tag: str, target: str) -> None:
     log = context.parent / f"docker-build-{target}.log"
     say(f"docker build --network none --target {target} -t {tag} (base {base}; log: {log.relative_to(ROOT)}) …")
+    run_docker_build(["--build-arg", f"BASE_IMAGE={base}", "--target", target,
+                      "--label", f"decathlon.content={tag.rsplit(':', 1)[1]}", "--label", f"{BASE_LABEL}={base}",
+                      "-t", tag, "-f", str(context / "Dockerfile"), str(context)], log, target)
+
+
+STEP = re.compile(rb"^Step (\d+)/(\d+) : (.*)$")
+
+
+def run_docker_build(args: list[str], log: Path, what: str) -> None:
+    """`docker build --network none ARGS` (the classic builder), its output in `log`, each of its steps said as it
+    starts (a build of several minutes is never one silent line); the stage images it leaves untagged (its
+    multi-stage intermediates, gigabytes for a checkout image) removed once it succeeded."""
+    dangling_before = _dangling()
+    began = time.monotonic()
     with open(log, "wb") as out:
+        proc = subprocess.Popen(["docker", "build", "--network", "none", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, env={**os.environ, "DOCKER_BUILDKIT": "0"})
+        assert proc.stdout is not None
+        timer = threading.Timer(BUILD_TIMEOUT, proc.kill)
+        timer.start()
         try:
-            _run(["docker", "build", "--network", "none", "--build-arg", f"BASE_IMAGE={base}", "--target", target,
-                  "--label", f"decathlon.content={tag.rsplit(':', 1)[1]}", "-t", tag, "-f", str(context / "Dockerfile"),
-                  str(context)], BUILD_TIMEOUT, f"docker build ({target})", env={**os.environ, "DOCKER_BUILDKIT": "0"},
-                 stdout=out, stderr=subprocess.STDOUT)
-        except InfraError:
-            sys.stderr.write(log.read_text(errors="replace")[-4000:])
-            raise
+            for line in proc.stdout:
+                out.write(line)
+                m = STEP.match(line.rstrip())
+                if m:
+                    step = m.group(3).decode(errors="replace")
+                    say(f"  {what} step {int(m.group(1))}/{int(m.group(2))} "
+                        f"({time.monotonic() - began:.0f} s): {step[:100]}{'…' if len(step) > 100 else ''}")
+            code = proc.wait()
+        finally:
+            timer.cancel()
+    if code != 0:
+        sys.stderr.write(log.read_text(errors="replace")[-4000:])
+        if time.monotonic() - began >= BUILD_TIMEOUT:
+            raise InfraError(Kind.IMAGE_BUILD, f"docker build ({what}) ran over {BUILD_TIMEOUT:.0f} s; see {log}")
+        raise InfraError(Kind.IMAGE_BUILD, f"docker build ({what}) failed (exit {code}); see {log}")
+    left = sorted(_dangling() - dangling_before)
+    if left:
+        subprocess.run(["docker", "image", "rm", *left], capture_output=True, timeout=300)
+
+
+def up_to_date(tag: str, runner: str, base_image: str | None) -> bool:
+    """Both images exist, and were built on the base asked for: --base-image after an earlier build on another
+    base builds again (the content hash covers the sources, not the base)."""
+    if not (image_exists(tag) and image_exists(runner)):
+        return False
+    if base_image and _built_on(tag) != base_image:
+        say(f"{tag} was built on {_built_on(tag) or 'another base'}, not {base_image}: building it again")
+        return False
+    return True
+
+
+def _dangling() -> set[str]:
+    r = subprocess.run(["docker", "images", "--filter", "dangling=true", "--quiet", "--no-trunc"], capture_output=True,
+                       text=True, timeout=60)
+    return set(r.stdout.split())
+
+
+def _built_on(tag: str) -> str | None:
+    r = subprocess.run(["docker", "image", "inspect", "--format", f'{{{{index .Config.Labels "{BASE_LABEL}"}}}}', tag],
+                       capture_output=True, text=True, timeout=60)
+    return r.stdout.strip() or None if r.returncode == 0 else None
+
+
+def _size_mb(folder: Path) -> float:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 1e6 if folder.is_dir() else 0.0
 
 
 def image_size(tag: str) -> int:
@@ -228,7 +288,7 @@ def build(base_image: str | None = None, tag: str | None = None) -> str:
     digest = content_hash()
     tag = tag or f"{SANDBOX_REPO}:{digest}"
     runner = f"{RUNNER_REPO}:{content_hash(host=True)}"
-    if image_exists(tag) and image_exists(runner):
+    if up_to_date(tag, runner, base_image):
         say(f"{tag} and {runner} are up to date; nothing to build")
     else:
         base = base_image or base_tag()
@@ -246,4 +306,7 @@ def build(base_image: str | None = None, tag: str | None = None) -> str:
         _run(["docker", "tag", src, alias], 60, "docker tag")
     say(f"sandbox image {tag} ({image_size(tag) / 1e6:.0f} MB), runner {runner}; "
         f"{time.monotonic() - began:.1f} s")
+    if CONTEXT.is_dir():
+        say(f"kept {CONTEXT.relative_to(ROOT)} ({_size_mb(CONTEXT):.0f} MB): the wheels a rebuild takes offline; "
+            "`rm -rf build` frees it")
     return tag

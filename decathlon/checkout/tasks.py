@@ -101,3 +101,18 @@ def select(source: Path, wanted: list[str], all_tasks: bool) -> list[str]:
             raise InfraError(Kind.UNKNOWN_TASK, taskdef.unknown_task_message(raw, known))
         chosen.append(name)
     return chosen
+
+
+IMPORT_REPORT = "import-report.json"
+
+
+def replay_only(source: Path) -> str | None:
+    """Why `source` cannot serve a live policy (None: it can). An import of recorded runs holds each task's
+    recorded answers, not its preprocess, evaluator or servers: it replays those runs, and grades only them."""
+    if not (source / IMPORT_REPORT).is_file():
+        return None
+    return (f"{source} is an import of recorded runs: it holds each task's recorded answers, not its preprocess, "
+            "evaluator or MCP servers, so it only replays them (--policy replay; `decathlon report` reads their "
+            "verdicts). To run or train a live policy, use a Toolathlon checkout as the source (--source CHECKOUT "
+            "or TOOLATHLON_ROOT; `decathlon servers --source CHECKOUT` says which of its servers run offline here)")
+

@@ -35,7 +35,7 @@ class _Terminated:
 
 def main(argv: list[str] | None = None) -> None:
     ns = build_parser().parse_args(argv)
-    if ns.command in ("run", "record"):
+    if ns.command in ("run", "record", "demo"):  # the demo's runs too: `docker compose down` sends SIGTERM
         _Terminated.install()
     try:
         if ns.command == "tasks":

@@ -23,7 +23,7 @@ from decathlon.errors import InfraError, Kind
 from decathlon.core.policies import make_policy, preflight
 from decathlon.sandbox import launch_time
 from decathlon.training.splits import apply_split_and_curriculum
-from decathlon.checkout.tasks import resolve_source, select
+from decathlon.checkout.tasks import replay_only, resolve_source, select
 from decathlon.tape.store import write_atomic
 
 PHASES = ("acquire", "setup", "agent", "evaluate", "release")
@@ -144,6 +144,8 @@ async def run_command(ns: argparse.Namespace) -> int:
     _check_out(ns.out)
     source = resolve_source(ns.source)
     ns.mode = ns.mode or ("replay" if ns.policy == "replay" else "live")
+    if ns.mode == "live" and (why := replay_only(source)) is not None:
+        raise InfraError(Kind.USAGE, why)
     names = select(source, ns.tasks, ns.all)
     if ns.split != "all" or ns.curriculum is not None:
         named = None if ns.all else names
@@ -169,6 +171,10 @@ async def run_command(ns: argparse.Namespace) -> int:
     ns.backend = _backend_for(ns)
     backend = make_backend(ns.backend)
     run_id = str(earlier.plan.get("run_id") or uuid.uuid4().hex[:12]) if earlier else uuid.uuid4().hex[:12]
+    # The id `gc --run` needs, said before the first sandbox: a run killed outright (SIGKILL, the OOM killer,
+    # a container stopped past its grace) releases nothing, and its sandboxes carry this id.
+    print(f"decathlon: run {run_id} on {ns.backend}; if it is killed, `decathlon gc --backend {ns.backend} --run "
+          f"{run_id}` removes what it leaves", file=sys.stderr)
     gate = asyncio.Semaphore(max(1, ns.concurrency))
     console = make_console(stderr=True)
     # A policy that calls no tool needs no server: what cannot run here is left out (and listed per

@@ -33,7 +33,7 @@ from verifiers.v1.utils.loaders import harness_class
 
 from decathlon import errors
 from decathlon.training.splits import DEFAULT_RATIO, DEFAULT_SEED, apply_split_and_curriculum, ratio_problem
-from decathlon.checkout.tasks import MINI, resolve_source, select
+from decathlon.checkout.tasks import replay_only, MINI, resolve_source, select
 from decathlon.core.task_session import EvalResult
 from decathlon.training.vf_episode import DecathlonState, Episode, fail
 from decathlon.training.vf_harness import DecathlonHarness
@@ -209,6 +209,9 @@ class DecathlonTaskset(vf.Taskset[DecathlonTask, DecathlonTasksetConfig]):
 
     def load(self) -> Iterator[DecathlonTask]:
         source = resolve_source(str(self.config.source))
+        # Every rollout here is a live policy's: a source that can only replay fails here, not per rollout.
+        if (why := replay_only(source)) is not None:
+            raise ValueError(f"--env.taskset.source: {why}")
         for name in self._names(source):
             try:
                 task = taskdef.load_task(source, name)

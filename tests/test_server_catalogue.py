@@ -188,6 +188,11 @@ def test_servers_needs_a_toolathlon_root(tmp_path):
 def _run(source: Path, task: str, env: dict | None = None, policy: str = "oracle") -> tuple[dict, float]:
     """Oracle by default: a policy that calls tools, so its servers must run (setup fails before the
     oracle file is ever looked for)."""
+    if policy == "oracle":  # an oracle exists, so the run gets past the run-level check to the servers
+        oracle = source / "oracles" / f"{task}.json"
+        if not oracle.exists():
+            oracle.parent.mkdir(exist_ok=True)
+            oracle.write_text(json.dumps({"task": task, "steps": [{"tool": "local-claim_done", "arguments": {}}]}))
     started = time.monotonic()
     proc = decathlon("run", task, "--source", str(source), "--policy", policy, "--json", env=env)
     assert "Traceback" not in proc.stderr, proc.stderr

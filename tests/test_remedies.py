@@ -83,3 +83,25 @@ def test_an_import_says_at_once_that_it_only_replays(tmp_path):
     from decathlon.training.env import DecathlonTaskset, DecathlonTasksetConfig
     with pytest.raises(ValueError, match="only replays"):
         list(DecathlonTaskset(DecathlonTasksetConfig(source=str(imp))).load())
+
+
+def test_cassettes_diff_shows_what_was_recorded_differently_not_timing_noise(tmp_path):
+    """Two recordings of the same calls differ in how long each took (and so in their seal): `diff` says they
+    are identical; a changed answer is shown; --timings compares the timings too."""
+    from decathlon.tape.store import load, save
+    a = REPO / "fixtures" / "cassettes" / "csv-sales-summary.cassette.json"
+    tape = load(a)
+    for server in tape["servers"].values():
+        for call in server["interactions"]:
+            call["elapsed_ms"] = call.get("elapsed_ms", 0) + 17.5
+    slower = tmp_path / "slower.cassette.json"
+    save(slower, tape)
+    same = decathlon("cassettes", "diff", str(a), str(slower))
+    assert same.returncode == 0 and same.stdout.strip() == "identical", same.stdout[-2000:]
+    assert decathlon("cassettes", "diff", str(a), str(slower), "--timings").returncode == 1
+    first = next(iter(tape["servers"].values()))["interactions"][0]["result"]["content"][0]
+    first["text"] = "answered otherwise"
+    other = tmp_path / "other.cassette.json"
+    save(other, tape)
+    changed = decathlon("cassettes", "diff", str(a), str(other))
+    assert changed.returncode == 1 and "answered otherwise" in changed.stdout and "elapsed_ms" not in changed.stdout

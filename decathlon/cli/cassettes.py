@@ -5,6 +5,7 @@ import argparse
 import difflib
 import json
 import sys
+from typing import Any
 
 from decathlon.recordings.cassettes import verify
 from decathlon.tape.errors import CassetteError
@@ -34,7 +35,24 @@ def cassettes_command(ns: argparse.Namespace) -> int:
     except CassetteError as exc:
         print(f"decathlon: error: {exc.message}", file=sys.stderr)
         return 2
-    # Compare bodies: the meta's hash and recorder naturally differ when contents do.
+    if not ns.timings:
+        a, b = _without_timings(a), _without_timings(b)
     lines = list(difflib.unified_diff(dumps(a).splitlines(), dumps(b).splitlines(), str(ns.a), str(ns.b), lineterm=""))
     print("\n".join(lines) if lines else "identical")
     return 1 if lines else 0
+
+
+# What differs between any two recordings of the same calls: how long each took, and so the seal over them.
+TIMING_KEYS = frozenset({"elapsed_ms"})
+
+
+def _without_timings(value: Any) -> Any:
+    """The cassette with its timings (and the content hash that covers them) left out: `diff` then shows what
+    was recorded differently, not that two recordings took different times."""
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items()
+                if k not in TIMING_KEYS and k != "content_hash"}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+

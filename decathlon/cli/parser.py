@@ -94,9 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     imp = cas_sub.add_parser("import-trajectories", help="recorded real runs (<task>.json each) → replayable tasks")
     imp.add_argument("dir", type=Path)
     imp.add_argument("--out", type=Path, required=True, help="a new task source: tasks/, cassettes/, import-report.json")
-    dif = cas_sub.add_parser("diff", help="what differs between two cassettes")
+    dif = cas_sub.add_parser("diff", help="what differs between two cassettes (timings left out: they differ "
+                             "between any two recordings)")
     dif.add_argument("a", type=Path)
     dif.add_argument("b", type=Path)
+    dif.add_argument("--timings", action="store_true", help="compare the recorded call timings (elapsed_ms) too")
 
     sv = sub.add_parser("servers", help="every MCP server definition of a source and how it runs here "
                         "(live: a PyPI package or our stand-in; replay: recorded cassettes only)")

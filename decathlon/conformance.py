@@ -16,6 +16,7 @@ import asyncio
 import functools
 import json
 import sys
+import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -214,8 +215,6 @@ async def check_backend(backend: Backend, source: Path, tasks: list[str] | None 
     """Every check on `backend`, in order; {check name: None where it held, else what broke}. `tasks` are
     tasks of `source` with oracles (all of them by default); with `reference` (the local backend, say),
     each task's run is also compared with the reference's."""
-    import tempfile
-
     tasks = sorted(tasks or [p.parent.name for p in (source / "tasks" / "finalpool").glob("*/task_config.json")])
     if not tasks:
         raise InfraError(Kind.USAGE, f"{source} has no tasks (tasks/finalpool/<task>/task_config.json)")

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from decathlon.contract.result import RESULT_FILE, EpisodeRecord
+from decathlon.contract.result import RESULT_FILE, RUN_FILE, EpisodeRecord
 from decathlon.errors import InfraError, Kind
 
-RUN_FILE = "run.json"
 # What must be the same for a resumed run's episodes to be one run with the earlier ones.
 SAME = ("source_name", "policy", "mode")
 

@@ -190,7 +190,7 @@ async def run_command(ns: argparse.Namespace) -> int:
         print(f"decathlon: resuming the run in {ns.out}: {len(earlier.done)} of {len(names) * ns.repeats} planned "
               "episodes are done, the others run now", file=sys.stderr)
     elif ns.out is not None:
-        write_atomic(ns.out / "run.json", json.dumps({**info, "repeats": ns.repeats, "launch_time": ns.launch_time,
+        write_atomic(ns.out / out_folder.RUN_FILE, json.dumps({**info, "repeats": ns.repeats, "launch_time": ns.launch_time,
                                                       "tasks": names}, indent=2) + "\n")
 
     async def one(task: str, repeat: int) -> EpisodeResult:

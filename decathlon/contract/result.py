@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from decathlon.tape.store import write_atomic
 
 RESULT_FILE = "result.json"
+RUN_FILE = "run.json"  # a run's plan beside its results (decathlon run --out)
 
 # Left out of the file while None: what only a rerun, a conflict group or a verifiers rollout has.
 _OPTIONAL = ("replayed_servers", "conflict_group", "trace_id", "ok", "rewards", "errors")

@@ -24,7 +24,7 @@ from typing import Any
 from decathlon.checkout import manifest as manifest_mod
 from decathlon.recordings.cassettes import cassette_path, trajectory_path
 from decathlon.errors import InfraError, Kind
-from decathlon.checkout.tasks import task_name_problem
+from decathlon.checkout.tasks import IMPORT_REPORT, task_name_problem
 from decathlon.tape import nesting
 from decathlon.tape.calls import call_sequence
 from decathlon.tape.canonical import tokenize
@@ -196,7 +196,7 @@ def import_dir(src: Path, out: Path) -> dict:
     runs = sorted(src.glob("*.json"))
     if not runs:
         raise InfraError(Kind.NO_RUNS, f"{src} holds no <task>.json runs")
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "import-report.json").is_file())):
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / IMPORT_REPORT).is_file())):
         raise InfraError(Kind.BAD_OUT, f"{out} exists and is not an earlier import (no import-report.json); "
                          "give a new or empty folder")
     parsed = {path.stem: read_run(path) for path in runs}
@@ -250,7 +250,7 @@ def _build(src: Path, runs: dict[str, dict], out: Path) -> dict:
                                  "calls": sum(len(s["interactions"]) for s in body["servers"].values())
                                  + len(body["local"]["interactions"]) + len(body["framework"]),
                                  "findings": findings}
-    write_atomic(out / "import-report.json", json.dumps(report, indent=1, sort_keys=True) + "\n")
+    write_atomic(out / IMPORT_REPORT, json.dumps(report, indent=1, sort_keys=True) + "\n")
     return report
 
 

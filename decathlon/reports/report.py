@@ -26,14 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from decathlon.errors import InfraError, Kind
-from decathlon.checkout.tasks import task_name_problem
+from decathlon.checkout.tasks import IMPORT_REPORT, task_name_problem
+from decathlon.contract.result import RESULT_FILE, RUN_FILE
 from decathlon.tape import nesting
 
 NOTE = "Infra errors are counted apart and excluded from every rate."
 PHASES = ("acquire", "setup", "agent", "evaluate", "release")
-RUN_FILE = "run.json"
-RESULT_FILE = "result.json"
-IMPORT_REPORT = "import-report.json"
 EXPECTED = ("`decathlon run --out DIR` folders (<task>/result.json), recorded runs (<task>.json with "
             "\"pass\" and \"messages\"), or `decathlon cassettes import-trajectories` output (import-report.json)")
 

@@ -89,6 +89,23 @@ def install(name: str, pins: Path, dest: Path) -> bool:
     return True
 
 
+PROJECT_MARK = "# imports: decathlon"
+PROJECT_PTH = "decathlon-src.pth"
+
+
+def add_project(pins: Path, dest: Path) -> None:
+    """A pins file with the line `# imports: decathlon` is the venv of our own code run on other pins than the
+    sandbox's (a stand-in, the SaaS emulators): the project's root goes on its sys.path through a .pth, after its
+    own site-packages, so its pins are never shadowed. The root is this script's (in the image, /opt/decathlon/src,
+    where decathlon/ is copied beside ci/)."""
+    if PROJECT_MARK not in pins.read_text().splitlines():
+        return
+    for site in sorted(dest.glob("lib/python3*/site-packages")):
+        pth = site / PROJECT_PTH
+        if not pth.is_file() or pth.read_text().strip() != str(ROOT):
+            pth.write_text(f"{ROOT}\n")
+
+
 def install_shim(pins: Path, dest: Path) -> bool:
     """pip install --target: a bare directory any same-version interpreter can add to sys.path.
 
@@ -130,6 +147,8 @@ def main() -> int:
     names = sorted(p.stem for p in PINS.glob("*.txt"))
     try:
         changed = [n for n in names if install(n, PINS / f"{n}.txt", dest_root / n)]
+        for n in names:
+            add_project(PINS / f"{n}.txt", dest_root / n)
         if install_shim(SHIM_PINS, dest_root / SHIM_DIR):
             changed.append(SHIM_DIR)
         route_package_writes(dest_root)

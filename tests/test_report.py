@@ -86,6 +86,16 @@ def test_repeats_infra_errors_and_the_overall_numbers(tmp_path: Path) -> None:
     assert "excluded from every rate" in build_report([tmp_path / "r"])["note"]
 
 
+def test_a_metric_is_averaged_over_the_episodes_that_report_it_not_diluted_by_the_others(tmp_path: Path) -> None:
+    """Issue 23, item 10: one task defines row_accuracy, four do not; every task passes."""
+    rows = [{**_result("a", True), "metrics": {"row_accuracy": 1.0}}] + [_result(t, True) for t in "bcde"]
+    run = build_report([_write_run(tmp_path / "r", rows)])["runs"][0]
+    assert run["metrics"] == {"row_accuracy": {"mean": 1.0, "episodes": 1, "of": 5}}
+    assert run["tasks"][0]["metrics"] == {"row_accuracy": 1.0} and run["tasks"][1]["metrics"] == {}
+    text = _cli("report", str(tmp_path / "r"), "--summary").stdout
+    assert "metrics row_accuracy 1.00 (1 of 5 episodes)" in text
+
+
 def test_folders_of_one_run_pool_as_repeats_and_other_runs_stand_beside(tmp_path: Path) -> None:
     one = _write_run(tmp_path / "one", [_result("a", True), _result("b", False)])
     two = _write_run(tmp_path / "two", [_result("a", False), _result("b", False)])
@@ -216,14 +226,14 @@ def test_conflict_groups_are_read_in_the_checkouts_format_and_joined_where_they_
 
 
 @pytest.mark.slow
-def test_two_tasks_of_one_conflict_group_never_overlap_in_live_mode(tmp_path: Path) -> None:
+def test_two_tasks_of_one_conflict_group_never_overlap_with_real_saas(tmp_path: Path) -> None:
     source = tmp_path / "pack"
     shutil.copytree(MINI, source, symlinks=True)
     group = ["contacts-dedupe", "csv-sales-summary"]
     (source / "tasks" / "finalpool" / "task_conflict.json").write_text(json.dumps({"conflict_groups": [group]}))
     out = tmp_path / "run"
     p = _cli("run", "--all", "--source", str(source), "--policy", "oracle", "--repeats", "2", "--concurrency", "4",
-             "--out", str(out), "--launch-time", LAUNCH, "--json")
+             "--out", str(out), "--launch-time", LAUNCH, "--json", "--saas", "real")
     assert p.returncode == 0, p.stderr[-3000:]
     rows = [json.loads(line) for line in p.stdout.splitlines()]
     results = [json.loads(f.read_text()) for f in sorted(out.glob("*/repeat-*/result.json"))]
@@ -241,6 +251,20 @@ def test_two_tasks_of_one_conflict_group_never_overlap_in_live_mode(tmp_path: Pa
     assert "conflict group contacts-dedupe + csv-sales-summary" in text
 
 
+def test_emulated_saas_holds_no_conflict_group(tmp_path: Path) -> None:
+    """Each episode has its own emulated accounts: the checkout's conflict groups guard shared real ones only."""
+    source = tmp_path / "pack"
+    shutil.copytree(MINI, source, symlinks=True)
+    group = ["contacts-dedupe", "csv-sales-summary"]
+    (source / "tasks" / "finalpool" / "task_conflict.json").write_text(json.dumps({"conflict_groups": [group]}))
+    p = _cli("run", *group, "--source", str(source), "--policy", "oracle", "--concurrency", "2", "--launch-time",
+             LAUNCH, "--json")
+    assert p.returncode == 0, p.stderr[-3000:]
+    rows = [json.loads(line) for line in p.stdout.splitlines()]
+    assert sorted(r["task"] for r in rows) == sorted(group)
+    assert not any("conflict_group" in r for r in rows)
+
+
 def test_replay_needs_no_conflict_lock(tmp_path: Path) -> None:
     async def check() -> None:
         groups = {"a": "a,b", "b": "a,b"}
@@ -254,7 +278,8 @@ def test_replay_needs_no_conflict_lock(tmp_path: Path) -> None:
 
 
 def test_verifiers_rollouts_of_one_conflict_group_hold_their_sandboxes_one_at_a_time(tmp_path: Path) -> None:
-    """The taskset's episodes take the group at acquire and give it back at release, whatever path."""
+    """With real SaaS accounts, the taskset's episodes take the group at acquire and give it back at release,
+    whatever path."""
     import asyncio
 
     from decathlon.training.vf_episode import Episode
@@ -266,7 +291,7 @@ def test_verifiers_rollouts_of_one_conflict_group_hold_their_sandboxes_one_at_a_
     log: list[tuple[str, str]] = []
 
     async def rollout(task: str, hold_for: float) -> None:
-        ep = Episode(task, source, "local", 10)
+        ep = Episode(task, source, "local", 10, saas="real")
         await ep.acquire(f"vf-{task}")
         log.append(("in", task))
         await asyncio.sleep(hold_for)

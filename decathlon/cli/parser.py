@@ -22,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="a JSON array instead of a table")
     t.add_argument("--check-manifest", action="store_true",
                    help="report how this Toolathlon checkout differs from the 108-task manifest (exit 1 on drift)")
+    t.add_argument("--runs", choices=["live"], help="live: only the tasks a live policy can run here today (a checkout's "
+                   "task whose every MCP server runs offline on this machine: live, a stand-in, or against the "
+                   "episode's emulators); the table's `live here` column says why the others cannot")
     add_split_arguments(t)  # the listing: only that split, in curriculum order if one is given
 
     r = sub.add_parser("run", help="run episodes and print their rewards")
@@ -49,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start the task's preprocess, servers and evaluator at the launch time as \"now\" "
                    "(libfaketime), so time-dependent graders judge as they did when the run was recorded; "
                    "on by default with --mode rerun")
+    r.add_argument("--saas", choices=["emulated", "real"], default="emulated",
+                   help="emulated (the default): Google Cloud and Snowflake answered per episode by its own emulators "
+                   "at the vendors' real host names (docs/services.md); real: no emulators, your own accounts "
+                   "(DECATHLON_TOKEN_KEY_SESSION and the key files in the checkout's configs/), conflict groups held")
     r.add_argument("--omit-unavailable-servers", action="store_true",
                    help="start episodes without the servers that cannot run here (replay-only, not installed) "
                    "instead of failing them; always on with --policy null, which calls no tool")

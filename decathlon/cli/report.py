@@ -30,6 +30,11 @@ def overall_line(run: dict) -> str:
             text += f" ({run['tasks_short_of_k']} task(s) with fewer than {k} graded episodes left out)"
     text += (f"; avg turns {_num(run['avg_turns'], 1)}, avg tool calls {_num(run['avg_tool_calls'], 1)}"
              f"; infra errors {run['infra_errors']} of {run['episodes']} episodes")
+    metrics = run.get("metrics") or {}
+    if metrics:
+        text += "; metrics " + ", ".join(f"{name} {_num(m['mean'])}" + (f" ({m['episodes']} of {m['of']} episodes)"
+                                                                        if m["episodes"] != m["of"] else "")
+                                         for name, m in sorted(metrics.items()))
     if run.get("missing"):
         text += (f"; {len(run['missing'])} of {run['planned']} planned episodes have no result (the run did not "
                  "finish: `decathlon run --resume --out DIR` completes it)")

@@ -23,6 +23,7 @@ from decathlon.errors import InfraError, Kind
 from decathlon.core.policies import make_policy, preflight
 from decathlon.sandbox import launch_time
 from decathlon.training.splits import apply_split_and_curriculum
+from decathlon.checkout.real_saas import check_real_saas
 from decathlon.checkout.tasks import replay_only, resolve_source, select
 from decathlon.tape.store import write_atomic
 
@@ -166,6 +167,8 @@ async def run_command(ns: argparse.Namespace) -> int:
     if ns.launch_time:
         launch_time.resolve(ns.launch_time)
     await preflight(policy, names)
+    if ns.saas == "real" and ns.mode not in FROM_CASSETTE:
+        check_real_saas(source, names)
     if ns.mode in FROM_CASSETTE:
         _check_cassettes(tapes, names, ns.mode, ns.cassettes is not None)
     ns.backend = _backend_for(ns)
@@ -181,8 +184,9 @@ async def run_command(ns: argparse.Namespace) -> int:
     # episode), so the task's preprocess and evaluator can still be checked.
     omit = ns.omit_unavailable_servers or ns.policy == "null"
     frozen = ns.frozen_clock if ns.frozen_clock is not None else ns.mode == "rerun"
-    # live servers may share outside state across tasks of a conflict group; cassettes do not
-    live = ns.mode not in FROM_CASSETTE
+    # Real SaaS accounts are state shared across the tasks of a conflict group; cassettes and the episode's
+    # own emulators are not.
+    live = ns.mode not in FROM_CASSETTE and ns.saas == "real"
     info = {"run_id": run_id, "source": str(source), "source_name": source.name, "policy": ns.policy,
             "backend": ns.backend, "mode": ns.mode}
     if earlier is not None:
@@ -199,7 +203,7 @@ async def run_command(ns: argparse.Namespace) -> int:
             cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
                                 launch_time=ns.launch_time, max_turns=ns.max_turns, mode=ns.mode, out_dir=ns.out,
                                 cassette=cassette_path(tapes, task) if ns.mode in FROM_CASSETTE else None,
-                                omit_unavailable_servers=omit, frozen_clock=frozen, repeat=repeat,
+                                omit_unavailable_servers=omit, frozen_clock=frozen, saas=ns.saas, repeat=repeat,
                                 repeat_folder=ns.repeats > 1, run_info=info, conflict_group=held.group,
                                 conflict_wait=held.waited)
             try:

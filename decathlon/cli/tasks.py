@@ -10,13 +10,14 @@ from rich.table import Table
 
 from decathlon.checkout import manifest
 from decathlon.training.splits import apply_split_and_curriculum
-from decathlon.checkout.tasks import catalogue, resolve_source
+from decathlon.checkout.tasks import catalogue, live_blockers, resolve_source
 
 
 def tasks_command(ns: argparse.Namespace) -> int:
     if ns.source == manifest.SOURCE_ALIAS:
         return _manifest_listing(ns)
-    infos = catalogue(resolve_source(ns.source))
+    source = resolve_source(ns.source)
+    infos = catalogue(source)
     if ns.check_manifest:
         problems = manifest.drift(manifest.load(), {i.id: {"servers": i.servers, "local_tools": i.local_tools,
                                                            "has_preprocess": i.has_preprocess} for i in infos})
@@ -27,19 +28,23 @@ def tasks_command(ns: argparse.Namespace) -> int:
         return 1 if problems else 0
     by_id = {i.id: i for i in infos}
     infos = [by_id[name] for name in apply_split_and_curriculum(list(by_id), ns)]
+    blocked = live_blockers(source, infos)
+    if ns.runs == "live":
+        infos = [i for i in infos if blocked[i.id] is None]
     for i in infos:
         if i.error:
             print(f"decathlon: task {i.id} cannot run: {i.error}", file=sys.stderr)
     if ns.json:
-        print(json.dumps([i.to_json() for i in infos], indent=2))
+        print(json.dumps([{**i.to_json(), "live_here": blocked[i.id] is None,
+                           **({"live_blocked_by": blocked[i.id]} if blocked[i.id] else {})} for i in infos], indent=2))
         return 0
     table = Table(title=f"{len(infos)} tasks{_qualifier(ns)}")
-    for col in ("task", "servers", "local tools", "preprocess", "groundtruth"):
+    for col in ("task", "servers", "local tools", "preprocess", "groundtruth", "live here"):
         table.add_column(col)
     for i in infos:
         table.add_row(i.id if not i.error else f"{i.id} [red](broken)[/]", ", ".join(i.servers),
                       ", ".join(i.local_tools), "yes" if i.has_preprocess else "",
-                      "yes" if i.has_groundtruth else "")
+                      "yes" if i.has_groundtruth else "", "yes" if blocked[i.id] is None else f"no ({blocked[i.id]})")
     console().print(table)
     return 0
 
@@ -63,6 +68,8 @@ def _manifest_listing(ns: argparse.Namespace) -> int:
 
 def _qualifier(ns: argparse.Namespace) -> str:
     parts = [f"{ns.split} split"] if ns.split != "all" else []
+    if getattr(ns, "runs", None) == "live":
+        parts.append("those a live policy can run here")
     if ns.curriculum is not None:
         parts.append(f"easiest first by {ns.curriculum}")
     return f" ({', '.join(parts)})" if parts else ""

@@ -34,6 +34,7 @@ class EpisodeConfig:
     record_to: Path | None = None  # record: the folder that receives <task>.cassette.json and its trajectory
     omit_unavailable_servers: bool = False  # start without servers that cannot run here (a policy calling no tool)
     frozen_clock: bool = False  # the task's own processes start at launch_time as "now" (decathlon/sandbox/clock.py)
+    saas: str = "emulated"  # emulated: the episode's own SaaS emulators (decathlon/emulators/front); real: the vendors
     repeat: int = 1  # which of the task's --repeats this episode is (1-based)
     repeat_folder: bool = False  # artifacts under <out>/<task>/repeat-<i>/ (more than one repeat) or <out>/<task>/
     run_info: dict = field(default_factory=dict)  # what ran (source, policy, backend, mode): `report` groups by it
@@ -85,7 +86,7 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
                 result.replayed_servers = []
                 result.recorded_pass = recorded_verdict(tape)
             setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode, tape, cfg.omit_unavailable_servers,
-                                        cfg.frozen_clock)
+                                        cfg.frozen_clock, cfg.saas)
         result.omitted_servers = [o.model_dump() for o in setup.omitted_servers]
         if cfg.mode == "rerun":
             result.replayed_servers = [r.model_dump() for r in setup.replayed_servers]

@@ -94,8 +94,10 @@ class TaskSession:
 
     async def setup(self, task: str, launch_time: str | None = None, mode: str = "live",
                     cassette: bytes | None = None, omit_unavailable: bool = False,
-                    frozen_clock: bool = False) -> SetupResult:
+                    frozen_clock: bool = False, saas: str = "emulated") -> SetupResult:
         argv = ["setup", task, "--source", self.sandbox.source_path, "--mode", mode]
+        if saas != "emulated":
+            argv += ["--saas", saas]
         if omit_unavailable:
             argv.append("--omit-unavailable-servers")
         if frozen_clock:

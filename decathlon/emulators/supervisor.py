@@ -25,7 +25,7 @@ from pathlib import Path
 
 from decathlon.tape.store import write_atomic
 
-KNOWN = ("mail", "canvas", "woocommerce")
+KNOWN = ("mail", "canvas", "woocommerce", "front")
 START_TIMEOUT = float(os.environ.get("DECATHLON_SERVICE_START_TIMEOUT", "20"))
 LOG_TAIL = 2000
 
@@ -48,11 +48,13 @@ def log_tail(path: Path, limit: int = LOG_TAIL) -> str:
     return data[-limit:].decode("utf-8", "replace").strip()
 
 
-def _spawn(name: str, root: Path, logs: Path, host: str) -> Child:
+def _spawn(name: str, root: Path, logs: Path, host: str, home: Path | None) -> Child:
     log = logs / f"{name}.log"
+    # The SaaS front also writes the episode's CA bundle (HOME/saas) and starts its emulators, logging beside it.
+    extra = ["--home", str(home), "--logs", str(logs)] if name == "front" and home is not None else []
     with open(log, "ab") as err:
-        proc = subprocess.Popen([sys.executable, "-m", f"decathlon.emulators.{name}", "--root", str(root), "--host", host],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
+        proc = subprocess.Popen([sys.executable, "-m", f"decathlon.emulators.{name}", "--root", str(root), "--host", host,
+                                 *extra], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
     return Child(name, proc, log)
 
 
@@ -120,7 +122,7 @@ def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    children = [_spawn(n, root, logs, host) for n in names]
+    children = [_spawn(n, root, logs, host, home) for n in names]
     failure = _await_ready(children)
     if failure is not None or stopping:
         _stop(children)

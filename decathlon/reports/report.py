@@ -376,6 +376,17 @@ def _timings(eps: list[Episode]) -> dict[str, dict[str, float]]:
     return out
 
 
+def _metrics(eps: list[Episode]) -> dict[str, dict[str, Any]]:
+    """Each dense metric's mean over the episodes whose evaluator reports it (never over those that lack it,
+    which would read as 0), with how many that is: a metric only some tasks define is not diluted by the rest."""
+    names = sorted({m for e in eps for m in e.metrics})
+    out = {}
+    for name in names:
+        xs = [e.metrics[name] for e in eps if name in e.metrics and math.isfinite(e.metrics[name])]
+        out[name] = {"mean": _mean(xs), "episodes": len(xs), "of": len(eps)}
+    return out
+
+
 def summarise(loaded: list[Loaded]) -> dict:
     """One run's numbers from the folders that hold it; repeats of later folders follow those of earlier."""
     episodes: list[Episode] = []
@@ -403,6 +414,7 @@ def summarise(loaded: list[Loaded]) -> dict:
                       "pass@k": _round(pass_at_k(len(ok), c, k)), "pass^k": _round(pass_hat_k(len(ok), c, k)),
                       "avg_turns": _mean([e.turns for e in ok]), "avg_tool_calls": _mean([e.tool_calls for e in ok]),
                       "timings": {p: v["median"] for p, v in _timings(ok).items()},
+                      "metrics": {m: v["mean"] for m, v in _metrics(ok).items()},
                       "runs": [e.to_json() for e in eps]})
     per_repeat = []
     for r in sorted({e.repeat for e in graded}):
@@ -430,6 +442,7 @@ def summarise(loaded: list[Loaded]) -> dict:
         "tasks_short_of_k": sum(1 for t in tasks if t["graded"] and t["pass@k"] is None),
         "avg_turns": _mean([e.turns for e in graded]), "avg_tool_calls": _mean([e.tool_calls for e in graded]),
         "timings": _timings(graded),
+        "metrics": _metrics(graded),
         "conflicts": [{"group": g, "waited_episodes": len(es), "wait_seconds": round(sum(e.conflict_wait for e in es), 3)}
                       for g, es in sorted(conflicts.items())],
         "skipped": [s for p in loaded for s in p.skipped],

@@ -141,7 +141,10 @@ def plan_server(server: str, raw: dict[str, Any]) -> Plan:
     if entry.runs == "replay":
         return Plan(server, launch, entry)
     if entry.runs == "stand-in":
-        return Plan(server, launch, entry, STAND_IN_PYTHON, ["-m", str(entry.module), *launch.args])
+        # A stand-in with an `env` runs on that virtualenv's pins (the Snowflake connector's, say), importing this
+        # project through its .pth (ci/install_servers.py).
+        python = f"${{decathlon_servers}}/{entry.env}/bin/python" if entry.env else STAND_IN_PYTHON
+        return Plan(server, launch, entry, python, ["-m", str(entry.module), *launch.args])
     env = "${decathlon_servers}/" + str(entry.env)
     if launch.module:
         return Plan(server, launch, entry, f"{env}/bin/python", ["-m", launch.module, *launch.args])
@@ -170,14 +173,15 @@ def plan_servers(raw_configs: dict[str, dict], names: list[str]) -> list[Plan]:
 def check_installed(plan: Plan, servers_dir: Path) -> None:
     """A live package's virtualenv must be there: named at once, not as a spawn failure later."""
     entry = plan.entry
-    if entry is None or entry.runs != "live" or plan.command is None:
+    if entry is None or entry.runs not in ("live", "stand-in") or entry.env is None or plan.command is None:
         return
     binary = Path(plan.command.replace("${decathlon_servers}", str(servers_dir)))
     if binary.exists():
         return
     needs = f" (it needs Python ≥ {entry.python}; this interpreter is {sys.version_info[0]}.{sys.version_info[1]})" \
         if entry.python and sys.version_info < tuple(int(x) for x in entry.python.split(".")) else ""
-    raise InfraError(Kind.SERVER_NOT_INSTALLED, f"MCP server {plan.server!r} runs PyPI package {entry.package!r} from "
+    what = f"PyPI package {entry.package!r}" if entry.runs == "live" else f"our stand-in {entry.module}"
+    raise InfraError(Kind.SERVER_NOT_INSTALLED, f"MCP server {plan.server!r} runs {what} from "
                      f"{servers_dir / str(entry.env)}, which is not installed{needs}: run `python "
                      f"ci/install_servers.py` (DECATHLON_SERVERS_DIR={servers_dir}) or use an image that has it")
 

@@ -28,6 +28,10 @@ def _parser():
                    "failing; for a policy that calls no tool")
     s.add_argument("--frozen-clock", action="store_true",
                    help="start preprocess, servers and evaluator at the launch time as \"now\" (libfaketime)")
+    s.add_argument("--saas", choices=["emulated", "real"], default="emulated",
+                   help="emulated (the default): the episode's own emulators of Google Cloud and Snowflake behind the "
+                   "SaaS front, with credentials made for them; real: no front, the user's own credentials and configs "
+                   "(DECATHLON_TOKEN_KEY_SESSION…) reach the real vendors")
     e = sub.add_parser("execute", help="call one tool (`-`: the call as JSON on stdin, {\"tool\", \"args\"})")
     e.add_argument("tool")
     e.add_argument("args_json", nargs="?")
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
         elif ns.verb == "setup":
             from decathlon.sandbox.setup import setup
             emit(setup(home, ns.task, ns.source, ns.launch_time, ns.mode, ns.cassette,
-                       ns.omit_unavailable_servers, ns.frozen_clock))
+                       ns.omit_unavailable_servers, ns.frozen_clock, ns.saas))
         elif ns.verb == "evaluate":
             from decathlon.sandbox.evaluate import evaluate
             from decathlon.contract.replies import dump

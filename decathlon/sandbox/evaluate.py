@@ -105,7 +105,8 @@ def evaluate(home: Home, messages_file: str, status: str) -> EvaluateReply:
             services.join(record)
             services.check(record, "before grading")
             result = _run_evaluator(home, session, {**modes.http_env(home, mode, "evaluator"),
-                                                    **services.http_live(record), **clock}, users, report)
+                                                    **services.http_live(record), **services.saas_env(home, record),
+                                                    **clock}, users, report)
             # An evaluator that found a service gone failed for infra's reason, not the agent's.
             services.check(record, "while the evaluator ran")
             modes.check_http_misses(home, mode, "evaluation")

@@ -51,6 +51,16 @@ class Home:
         return self.root / "services"
 
     @property
+    def saas(self) -> Path:
+        """The SaaS front's public side: the CA bundle every process of the episode trusts (the service
+        user's, readable by all)."""
+        return self.root / "saas"
+
+    @property
+    def saas_bundle(self) -> Path:
+        return self.saas / "ca-bundle.pem"
+
+    @property
     def task_root(self) -> Path:
         """The episode's private Toolathlon root (decathlon/sandbox/task_copy.py): the grader's."""
         return self.grader_home / "checkout"

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from decathlon.emulators.directory import USERS_FILE
-from decathlon.sandbox import netns
+from decathlon.sandbox import netns, saas
 from decathlon.sandbox.clock import behind
 from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.output import tail
@@ -33,7 +33,8 @@ from decathlon.sandbox.users import Users
 
 SERVICE_OF_SERVER = {"emails": "mail", "canvas": "canvas", "woocommerce": "woocommerce"}
 WHAT = {"mail": "the mail server (IMAP 1143, SMTP 1587)", "canvas": "the Canvas LMS emulator (10001/20001)",
-        "woocommerce": "the WooCommerce emulator (10003)"}
+        "woocommerce": "the WooCommerce emulator (10003)",
+        "front": "the SaaS front (the episode's emulated Google Cloud and Snowflake, at their real host names)"}
 READY_TIMEOUT = 30.0
 STOP_GRACE = 3.0  # the supervisor stops its services on SIGTERM; SIGKILL for the group after that
 RECORD = "services.json"
@@ -80,17 +81,25 @@ def isolate(task: str, names: list[str], users: Users) -> bool:
     return True
 
 
-def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, str]) -> dict | None:
-    """Start the services; return the record setup keeps in the session (pids, ports, netns)."""
+def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, str],
+          eager: list[str] | None = None) -> dict | None:
+    """Start the services; return the record setup keeps in the session (pids, ports, netns). `eager`: the
+    emulators the SaaS front starts at once (the rest start on first use)."""
     if not names:
         return None
-    if home.services_home.exists():  # an earlier episode's, in a reused home
-        shutil.rmtree(home.services_home)
+    for folder in (home.services_home, home.saas):
+        if folder.exists():  # an earlier episode's, in a reused home
+            shutil.rmtree(folder)
     logs = logs_dir(home)
     logs.mkdir(parents=True)
     seed = _seed_root(home)
     users.give(home.services_home, "service", 0o700)
-    argv0, full_env = behind(users.prefix("service"), {**os.environ, **env, "PYTHONDONTWRITEBYTECODE": "1"})
+    extra = {}
+    if "front" in names:
+        home.saas.mkdir()
+        users.give(home.saas, "service", 0o755)
+        extra = {"DECATHLON_SAAS_PYTHON": saas_python(), "DECATHLON_FRONT_EAGER": ",".join(eager or [])}
+    argv0, full_env = behind(users.prefix("service"), {**os.environ, **env, **extra, "PYTHONDONTWRITEBYTECODE": "1"})
     with open(logs / "supervisor.log", "ab") as log:
         proc = subprocess.Popen([*argv0, sys.executable, "-m", "decathlon.emulators", "--root", str(seed),
                                  "--logs", str(logs), "--services", ",".join(names), "--home", str(home.root)],
@@ -106,6 +115,13 @@ def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, 
     path = home.state / RECORD
     path.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
     return record
+
+
+def saas_python() -> str:
+    """The interpreter of the SaaS emulators: their own virtualenv (ci/servers/saas.txt), whose pins (the
+    checkout's protobuf < 7 among them) cannot share the sandbox's."""
+    from decathlon.sandbox.servers_config import default_servers_dir
+    return os.environ.get("DECATHLON_SAAS_PYTHON") or str(default_servers_dir() / "saas" / "bin" / "python")
 
 
 def _first_line(proc: subprocess.Popen, timeout: float) -> str:
@@ -146,7 +162,15 @@ def http_live(record: dict | None) -> dict[str, str]:
     ports = sorted({p for info in (record or {}).get("services", {}).values() for p in info["ports"].values()})
     if not ports:
         return {}
-    return {"DECATHLON_HTTP_LIVE": ",".join(f"{h}:{p}" for p in ports for h in ("localhost", "127.0.0.1"))}
+    live = [f"{h}:{p}" for p in ports for h in ("localhost", "127.0.0.1")]
+    if "front" in (record or {}).get("services", {}):
+        live += saas.live_hosts()
+    return {"DECATHLON_HTTP_LIVE": ",".join(live)}
+
+
+def saas_env(home: Home, record: dict | None) -> dict[str, str]:
+    """The SaaS front's variables for a process of the episode (decathlon/sandbox/saas.py); none without it."""
+    return saas.env(record, home.saas_bundle)
 
 
 def check(record: dict | None, when: str) -> None:

@@ -11,10 +11,11 @@ import subprocess
 import sys
 import time
 from datetime import datetime, timezone
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from decathlon.sandbox import grader_git, modes, runner_shims, services, task_copy
+from decathlon.sandbox import grader_git, modes, runner_shims, saas, saas_credentials, services, task_copy
 from decathlon.sandbox.catalogue import runnable_servers, split_for_rerun
 from decathlon.sandbox.clock import behind, frozen_env
 from decathlon.contract.replies import OmittedServer, ReplayedServer, SetupReply, dump
@@ -254,7 +255,8 @@ def _public(record: dict | None) -> dict:
 
 
 def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str,
-          cassette: str | None = None, omit_unavailable: bool = False, frozen_clock: bool = False) -> dict[str, Any]:
+          cassette: str | None = None, omit_unavailable: bool = False, frozen_clock: bool = False,
+          saas_mode: str = "emulated") -> dict[str, Any]:
     began = time.monotonic()
     timings: dict[str, float] = {}
     src = resolve_source(source)
@@ -281,7 +283,13 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     launch = modes.launch_time(tape, launch_time)
     clock = frozen_env(launch) if frozen_clock else {}
     # An imported recorded run (no scripts of its own) talks to no service: its tools are replayed.
-    wanted = services.needed(task.servers) if task.has_preprocess or task.evaluator.is_file() else []
+    scripted = task.has_preprocess or task.evaluator.is_file()
+    wanted = services.needed(task.servers) if scripted else []
+    eager = saas.emulators_for(task, saas_mode) if scripted else None
+    if eager is not None:
+        wanted.append("front")
+        saas_credentials.write(home.task_root / "configs", config_modules)
+        users.give(home.task_root / "configs", "grader")
     own_netns = services.isolate(task.name, wanted, users)
     daemon = _spawn_daemon(home)
     home.daemon_record.write_text(str(daemon.pid), encoding="ascii")
@@ -289,7 +297,9 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     service_record = None
     try:
         t = time.monotonic()
-        service_record = services.start(home, task.name, wanted, users, clock)
+        service_record = services.start(home, task.name, wanted, users, clock, eager)
+        saas_env = services.saas_env(home, service_record) if saas_mode == "emulated" else saas.passthrough_env(
+            dict(os.environ))
         if service_record:
             timings["services_start"] = time.monotonic() - t
 
@@ -300,7 +310,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
 
         t = time.monotonic()
         _preprocess(home, task, launch, {**modes.http_env(home, mode, "preprocess"), **services.http_live(service_record),
-                                         **clock}, users, original)
+                                         **saas_env, **clock}, users, original)
         modes.check_http_misses(home, mode, "preprocess")
         timings["preprocess"] = time.monotonic() - t
 
@@ -317,6 +327,8 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
                                            shared=home.server_files),
             default_cwd=home.workspace)
             if mode != "replay" else modes.replayed_specs(servers))
+        if saas_env:  # the MCP SDK starts a server with a bare environment: the front's variables go in its spec
+            specs = [replace(s, env={**s.env, **saas_env}) if s.command != "<replay>" else s for s in specs]
         specs += modes.replayed_specs([r["name"] for r in replayed])
         ready = _wait_ready(home, daemon, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
                                            "server_order": [s for s in task.servers if s not in skipped],

@@ -33,6 +33,7 @@ from verifiers.v1.utils.loaders import harness_class
 
 from decathlon import errors
 from decathlon.training.splits import DEFAULT_RATIO, DEFAULT_SEED, apply_split_and_curriculum, ratio_problem
+from decathlon.checkout.real_saas import check_real_saas
 from decathlon.checkout.tasks import replay_only, MINI, resolve_source, select
 from decathlon.core.task_session import EvalResult
 from decathlon.training.vf_episode import DecathlonState, Episode, fail
@@ -77,6 +78,9 @@ class DecathlonTaskConfig(vf.TaskConfig):
     """Evaluator metrics added to the reward, each as its own weighted reward; none by default."""
     out: Path | None = None
     """If set, each rollout's artifacts go to <out>/<task>/<trace id>/."""
+    saas: Literal["emulated", "real"] = "emulated"
+    """emulated: Google Cloud and Snowflake answered per rollout by its own emulators; real: your own accounts
+    (DECATHLON_TOKEN_KEY_SESSION and the checkout's key files), with the checkout's conflict groups held."""
 
 
     @field_validator("metric_weights")
@@ -105,12 +109,12 @@ class DecathlonTask(vf.Task[DecathlonData, DecathlonState, DecathlonTaskConfig])
         _require_our_harness(trace)
         say_isolation(self.config.backend)
         ep = Episode(self.data.task, Path(self.data.source), self.config.backend, self.config.max_turns,
-                     self.config.out)
+                     self.config.out, saas=self.config.saas)
         trace.state.attach(ep)  # before acquiring, so the harness's cleanup can release on every path
         try:
             await ep.acquire(trace.id)
             assert ep.session is not None
-            ep.setup = await ep.session.setup(self.data.task, self.config.launch_time)
+            ep.setup = await ep.session.setup(self.data.task, self.config.launch_time, saas=self.config.saas)
         except errors.InfraError as exc:
             err = fail(trace, exc, "setup")
             # The rollout ends here; release now rather than trust a later hook to run.
@@ -212,7 +216,13 @@ class DecathlonTaskset(vf.Taskset[DecathlonTask, DecathlonTasksetConfig]):
         # Every rollout here is a live policy's: a source that can only replay fails here, not per rollout.
         if (why := replay_only(source)) is not None:
             raise ValueError(f"--env.taskset.source: {why}")
-        for name in self._names(source):
+        names = self._names(source)
+        if self.config.task.saas == "real":
+            try:
+                check_real_saas(source, names)
+            except errors.InfraError as exc:
+                raise ValueError(f"--env.taskset.task.saas: {exc.message}") from exc
+        for name in names:
             try:
                 task = taskdef.load_task(source, name)
             except errors.InfraError as exc:

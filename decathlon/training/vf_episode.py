@@ -94,12 +94,14 @@ class Episode:
     failure: dict | None = None  # the episode's own failure after the agent acted (see `fail`): scored 0
     held: conflicts.Held | None = None  # the task's conflict group, held from acquire to release
     started: float | None = None
+    saas: str = "emulated"  # real: the user's own SaaS accounts, shared across a conflict group's tasks
 
     async def acquire(self, episode_id: str) -> None:
         """Acquire the sandbox (bounded, and shielded from cancellation), after the task's conflict group:
-        rollouts are live, so two tasks of one group never hold sandboxes at once in this process."""
+        with real SaaS accounts, two tasks of one group never hold sandboxes at once in this process (emulated,
+        each rollout has its own)."""
         self.started = time.time()
-        self.held = await conflicts.take(conflicts.groups_of(str(self.source)), self.task, live=True)
+        self.held = await conflicts.take(conflicts.groups_of(str(self.source)), self.task, live=self.saas == "real")
         run_id = os.environ.get("VF_RUN_ID") or _PROCESS_RUN
         spec = SandboxSpec(run_id, episode_id, self.task, self.source, {"decathlon.harness": "verifiers"})
         try:

@@ -133,7 +133,12 @@ class Core:
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
             return False
-        return f"{(parts.hostname or '').lower()}:{port}" in self.live
+        host = (parts.hostname or "").lower()
+        if f"{host}:{port}" in self.live:
+            return True
+        # `*.suffix:port`: every name under a vendor's domain the SaaS front emulates (<account>.snowflakecomputing.com)
+        return any(e.startswith("*.") and e.endswith(f":{port}") and host.endswith(e[1:].rsplit(":", 1)[0])
+                   for e in self.live)
 
     def request(self, request: Any) -> tuple[str, str, Headers, bytes | None]:
         method = str(request.method).upper()

@@ -1,0 +1,115 @@
+"""The emulators behind the front, each a process of its own, started on first use (or at once when asked).
+
+An emulator that exits while the episode runs takes the front down with it (exit 3, naming it on stderr):
+the supervisor records the front as died and the episode's check names it (`service_died`), rather than
+clients getting refused connections the agent would be blamed for."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+START_TIMEOUT = float(os.environ.get("DECATHLON_SERVICE_START_TIMEOUT", "20"))
+LOG_TAIL = 1500
+
+
+class BackendError(RuntimeError):
+    pass
+
+
+@dataclass
+class Backend:
+    name: str
+    proc: asyncio.subprocess.Process | None = None
+    port: int = 0
+    ready: asyncio.Future[int] | None = None
+    watcher: asyncio.Task | None = field(default=None, repr=False)
+
+
+def _tail(path: Path) -> str:
+    try:
+        return path.read_bytes()[-LOG_TAIL:].decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+class Backends:
+    def __init__(self, python: str, root: Path, logs: Path) -> None:
+        self.python, self.root, self.logs = python, root, logs
+        self._backends: dict[str, Backend] = {}
+        self.stopping = False
+
+    def started(self) -> dict[str, int]:
+        return {n: b.port for n, b in sorted(self._backends.items()) if b.port}
+
+    async def port(self, name: str) -> int:
+        backend = self._backends.get(name)
+        if backend is None:
+            backend = self._backends[name] = Backend(name)
+            backend.ready = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().create_task(self._start(backend))
+        assert backend.ready is not None
+        return await asyncio.shield(backend.ready)
+
+    async def _start(self, b: Backend) -> None:
+        assert b.ready is not None
+        log = self.logs / f"{b.name}.log"
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            with open(log, "ab") as err:
+                b.proc = await asyncio.create_subprocess_exec(
+                    self.python, "-m", f"decathlon.emulators.{b.name}", "--root", str(self.root),
+                    stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=err, env=env)
+            assert b.proc.stdout is not None
+            line = await asyncio.wait_for(b.proc.stdout.readline(), START_TIMEOUT)
+            text = line.decode("utf-8", "replace").strip()
+            parts = text.split(" ", 2)
+            if len(parts) != 3 or parts[:2] != ["ready", b.name]:
+                raise BackendError(f"said {text[:200]!r} instead of `ready {b.name} …`" if text else
+                                   f"exited ({await b.proc.wait()}) before it was ready")
+            ports = {str(k): int(v) for k, v in json.loads(parts[2]).items()}
+            b.port = ports.get("http") or ports.get("grpc") or 0
+            if not b.port:
+                raise BackendError(f"reported no port: {text[:200]}")
+        except (OSError, ValueError, BackendError, asyncio.TimeoutError) as exc:
+            reason = f"not ready within {START_TIMEOUT:.0f} s" if isinstance(exc, asyncio.TimeoutError) else str(exc)
+            message = f"the {b.name} emulator did not start: {reason}; log tail: {_tail(log)}"
+            print(f"front: {message}", file=sys.stderr, flush=True)
+            if b.proc is not None and b.proc.returncode is None:
+                b.proc.kill()
+            b.ready.set_exception(BackendError(message))
+            b.ready.exception()  # retrieved: each waiter gets it through the shield
+            return
+        print(f"front: the {b.name} emulator is ready on port {b.port} (pid {b.proc.pid})", file=sys.stderr, flush=True)
+        b.ready.set_result(b.port)
+        b.watcher = asyncio.get_running_loop().create_task(self._watch(b))
+
+    async def _watch(self, b: Backend) -> None:
+        assert b.proc is not None
+        code = await b.proc.wait()
+        if self.stopping:
+            return
+        how = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        # Its log tail first, the verdict last: whoever reads the end of this log (the episode's service check)
+        # sees which emulator died.
+        print(f"front: log tail of the {b.name} emulator: {_tail(self.logs / f'{b.name}.log')}", file=sys.stderr, flush=True)
+        print(f"front: the {b.name} emulator (pid {b.proc.pid}) {how}; the front stops with it", file=sys.stderr,
+              flush=True)
+        await self.stop()
+        os._exit(3)
+
+    async def stop(self, grace: float = 2.0) -> None:
+        self.stopping = True
+        procs = [b.proc for b in self._backends.values() if b.proc is not None and b.proc.returncode is None]
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                await asyncio.wait_for(p.wait(), grace)
+            except asyncio.TimeoutError:
+                p.kill()
+                await p.wait()

@@ -1,0 +1,60 @@
+"""The gcp emulator's aiohttp apps: the public one (BigQuery, Storage, OAuth, routed by path) and the control
+app on the grader's Unix socket (`GET /state`: a JSON summary for debugging and tests)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from decathlon.emulators.gcp import errors
+from decathlon.emulators.gcp.bigquery.routes import BigQueryRoutes
+from decathlon.emulators.gcp.bigquery.store import Warehouse
+from decathlon.emulators.gcp.oauth import routes as oauth_routes
+from decathlon.emulators.gcp.storage.routes import StorageRoutes
+from decathlon.emulators.gcp.storage.store import StorageStore
+from decathlon.emulators.kit import errors as kit_errors
+from decathlon.emulators.kit.clock import Clock, system_clock
+from decathlon.emulators.kit.errors import json_response
+from decathlon.emulators.kit.ids import Ids
+from decathlon.emulators.kit.reqlog import request_log
+from decathlon.emulators.kit.serve import Options
+
+
+@dataclass
+class State:
+    warehouse: Warehouse
+    storage: StorageStore
+
+    def snapshot(self) -> dict[str, object]:
+        with self.warehouse.lock:
+            bq = self.warehouse.snapshot()
+        buckets = [{"name": b.name, "location": b.location,
+                    "objects": {name: len(o.data) for name, o in sorted(b.objects.items())}}
+                   for b in sorted(self.storage.buckets.values(), key=lambda b: b.name)]
+        return {"bigquery": bq, "storage": {"buckets": buckets}}
+
+
+def make_apps(clock: Clock = system_clock, ids: Ids | None = None) -> tuple[web.Application, web.Application, State]:
+    ids = ids or Ids()
+    storage = StorageStore(clock, ids)
+    state = State(Warehouse(clock, ids), storage)
+    bigquery = BigQueryRoutes(state.warehouse, storage)
+    gcs = StorageRoutes(storage)
+    app = web.Application(middlewares=[request_log, kit_errors.middleware(errors.internal_error, errors.unknown_path)],
+                          client_max_size=1024 ** 3)
+    app.add_routes(oauth_routes(ids))
+    app.add_routes(bigquery.routes())
+    app.add_routes(gcs.routes())
+    app.add_routes(gcs.media_routes())
+
+    async def get_state(request: web.Request) -> web.Response:
+        return json_response(await bigquery.call(state.snapshot))
+
+    control = web.Application()
+    control.add_routes([web.get("/state", get_state)])
+    return app, control, state
+
+
+async def build(options: Options) -> tuple[web.Application, web.Application | None]:
+    app, control, _ = make_apps()
+    return app, control

@@ -1,0 +1,47 @@
+"""Google's JSON error body, shared by BigQuery and Storage: `{"error": {"code", "message", "errors": [{"message",
+"domain", "reason"}], "status"}}`. Reasons are the vendors' own (notFound, duplicate, invalidQuery, ...)."""
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from decathlon.emulators.kit.errors import ApiError
+
+STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+          405: "METHOD_NOT_ALLOWED", 409: "ALREADY_EXISTS", 412: "FAILED_PRECONDITION", 416: "OUT_OF_RANGE",
+          500: "INTERNAL", 501: "UNIMPLEMENTED"}
+
+
+def error_item(reason: str, message: str, location: str | None = None) -> dict[str, Any]:
+    item: dict[str, Any] = {"message": message, "domain": "global", "reason": reason}
+    if location:
+        item["location"] = location
+        item["locationType"] = "other" if location != "query" else "parameter"
+    return item
+
+
+def body(code: int, reason: str, message: str, location: str | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "errors": [error_item(reason, message, location)],
+                      "status": STATUS.get(code, "UNKNOWN")}}
+
+
+def google_error(code: int, reason: str, message: str, location: str | None = None) -> ApiError:
+    return ApiError(code, body(code, reason, message, location))
+
+
+def not_found(message: str) -> ApiError:
+    return google_error(404, "notFound", message)
+
+
+def invalid(message: str) -> ApiError:
+    return google_error(400, "invalid", message)
+
+
+def internal_error(message: str) -> tuple[int, Any]:
+    # The detail stays in the service log; the client sees Google's generic backend error.
+    return 500, body(500, "backendError", "Backend error. Please try again.")
+
+
+def unknown_path(request: web.Request) -> tuple[int, Any]:
+    return 404, body(404, "notFound", f"Not Found: {request.method} {request.path}")

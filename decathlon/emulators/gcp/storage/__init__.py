@@ -1,0 +1,1 @@
+"""Cloud Storage: the JSON API (buckets, objects, uploads) and the XML-style media path."""

@@ -1,0 +1,23 @@
+"""An RPC's failure as the API reports it: a gRPC status code (by name, so this module needs no grpc) and
+Google's message. The server turns it into the call's status; anything else a handler raises is the emulator's
+bug, answered INTERNAL."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class ApiError(Exception):
+    code: str  # a grpc.StatusCode name: "NOT_FOUND", "INVALID_ARGUMENT", ...
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+def invalid(message: str) -> ApiError:
+    return ApiError("INVALID_ARGUMENT", message)
+
+
+def not_found(message: str) -> ApiError:
+    return ApiError("NOT_FOUND", message)

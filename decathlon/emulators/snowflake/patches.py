@@ -1,0 +1,137 @@
+"""The only place that reaches into fakesnow's internals, at its pinned version (ci/servers/saas.txt: 0.12.1).
+
+Each patch closes a gap between fakesnow's server and Snowflake that no wrapper around its HTTP handler can reach:
+
+- NULL timestamps: fakesnow builds Snowflake's timestamp struct without a validity mask, so a NULL comes back to
+  the connector as 1970-01-01. The struct gets the column's null mask.
+- Errors: fakesnow turns only some DuckDB errors into Snowflake ones; any other (a NOT NULL violation, a bad cast)
+  escapes as an HTTP 500, which the connector retries for minutes. Every exception out of a cursor becomes a
+  Snowflake ProgrammingError, which fakesnow's handler already answers in Snowflake's shape.
+- AUTOINCREMENT: fakesnow creates the column's sequence in the session's current schema, so a CREATE TABLE in
+  another database fails (DuckDB will not write two catalogs in one statement). The sequence goes next to its table.
+- Result types: DuckDB types fakesnow cannot describe (SMALLINT, FLOAT …) fail the whole answer; they get the
+  Snowflake types the connector reads them as.
+
+`verify()` fails loudly when the pinned internals are not what these patches expect (tests call it too).
+"""
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import logging
+from typing import Any
+
+log = logging.getLogger("decathlon.emulators.snowflake")
+
+PINNED_FAKESNOW = "0.12.1"
+
+# DuckDB result types fakesnow 0.12.1 has no Snowflake type for, and the type the connector decodes them as.
+_EXTRA_RESULT_TYPES = {
+    "TINYINT": "fixed", "SMALLINT": "fixed", "UTINYINT": "fixed", "USMALLINT": "fixed", "UINTEGER": "fixed",
+    "FLOAT": "real", "UUID": "text",
+}
+
+_applied = False
+
+
+class PinMismatch(RuntimeError):
+    pass
+
+
+def verify() -> None:
+    """Raise PinMismatch unless fakesnow is the pinned version with the internals the patches replace."""
+    import fakesnow.arrow  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import fakesnow.cursor  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import fakesnow.rowtype  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import fakesnow.server  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    version = importlib.metadata.version("fakesnow")
+    if version != PINNED_FAKESNOW:
+        raise PinMismatch(f"fakesnow {version} is installed; decathlon.emulators.snowflake patches {PINNED_FAKESNOW}")
+    expected: list[tuple[Any, str]] = [
+        (fakesnow.arrow, "timestamp_to_sf_struct"), (fakesnow.arrow, "to_sf"),
+        (fakesnow.cursor.FakeSnowflakeCursor, "execute"), (fakesnow.cursor.FakeSnowflakeCursor, "_transform_explode"),
+        (fakesnow.rowtype, "duckdb_to_sf_type"),
+        (fakesnow.server, "query_request"), (fakesnow.server, "sessions"), (fakesnow.server, "shared_fs"),
+        (fakesnow.server, "to_token"), (fakesnow.server, "routes"), (fakesnow.server, "ServerError"),
+    ]
+    missing = [f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in expected if not hasattr(owner, name)]
+    if missing:
+        raise PinMismatch(f"fakesnow {version} lacks {', '.join(missing)}")
+    if not isinstance(fakesnow.rowtype.duckdb_to_sf_type, dict):
+        raise PinMismatch("fakesnow.rowtype.duckdb_to_sf_type is no longer a dict")
+
+
+def _masked_timestamps(original: Any) -> Any:
+    import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import pyarrow.compute as pc  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    @functools.wraps(original)
+    def timestamp_to_sf_struct(ts: Any) -> Any:
+        struct = original(ts)
+        column = ts.combine_chunks() if isinstance(ts, pa.ChunkedArray) else ts
+        if column.null_count == 0:
+            return struct
+        children = [pc.fill_null(struct.field(i), 0) for i in range(struct.type.num_fields)]
+        return pa.StructArray.from_arrays(children, fields=list(struct.type), mask=column.is_null())
+
+    return timestamp_to_sf_struct
+
+
+def _translated_errors(original: Any) -> Any:
+    from snowflake.connector.errors import Error  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    from .errors import translate
+
+    @functools.wraps(original)
+    def execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, *args, **kwargs)
+        except Error:
+            raise
+        except Exception as exc:  # noqa: BLE001 (any escape would be an HTTP 500: a connector retry storm)
+            raise translate(exc) from exc
+
+    return execute
+
+
+def _sequences_beside_tables(original: Any) -> Any:
+    from sqlglot import exp  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    @functools.wraps(original)
+    def _transform_explode(self: Any, expression: Any) -> Any:
+        parts = original(self, expression)
+        if (len(parts) != 2 or not isinstance(parts[0], exp.Create) or str(parts[0].kind).upper() != "SEQUENCE"
+                or not isinstance(parts[1], exp.Create) or str(parts[1].kind).upper() != "TABLE"):
+            return parts
+        sequence, table = parts[0].this, parts[1].find(exp.Table)
+        catalog = (table.catalog if table is not None else "") or self._conn.database
+        schema = (table.db if table is not None else "") or self._conn.schema
+        if not (catalog and schema and isinstance(sequence, exp.Table)):
+            return parts
+        name = sequence.name
+        parts[0].set("this", exp.table_(name, db=schema, catalog=catalog, quoted=False))
+        for call in parts[1].find_all(exp.Anonymous):
+            if call.name.upper() == "NEXTVAL" and call.expressions and call.expressions[0].name == name:
+                call.expressions[0].replace(exp.Literal.string(f"{catalog}.{schema}.{name}"))
+        return parts
+
+    return _transform_explode
+
+
+def apply() -> None:
+    global _applied
+    if _applied:
+        return
+    verify()
+    import fakesnow.arrow  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import fakesnow.cursor  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import fakesnow.rowtype  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    fakesnow.arrow.timestamp_to_sf_struct = _masked_timestamps(fakesnow.arrow.timestamp_to_sf_struct)
+    cursor = fakesnow.cursor.FakeSnowflakeCursor
+    cursor.execute = _translated_errors(cursor.execute)
+    cursor._transform_explode = _sequences_beside_tables(cursor._transform_explode)
+    for duck, snow in _EXTRA_RESULT_TYPES.items():
+        fakesnow.rowtype.duckdb_to_sf_type.setdefault(duck, snow)
+    _applied = True

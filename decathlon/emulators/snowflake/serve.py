@@ -1,0 +1,93 @@
+"""Serving: listen, print the ready line, serve until SIGTERM/SIGINT, exit 0.
+
+fakesnow (with the connector, DuckDB and pyarrow it imports) takes ~0.4 s to import, more than the whole start-up
+budget. It loads on a thread from the first instant while the socket is bound and uvicorn starts; the ready line
+goes out as soon as the socket accepts connections, and a request that arrives before the load has finished waits
+for it. A load that fails stops the server with exit status 1.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+import signal
+import socket
+import sys
+import threading
+import traceback
+from typing import Any
+
+NAME = "snowflake"
+
+
+class _Loader:
+    def __init__(self) -> None:
+        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        threading.Thread(target=self._load, name="snowflake-load", daemon=True).start()
+
+    def _load(self) -> None:
+        try:
+            from .app import build
+
+            self.future.set_result(build())
+        except BaseException as exc:  # noqa: BLE001 (reported on stderr; the server stops with status 1)
+            traceback.print_exc(file=sys.stderr)
+            self.future.set_exception(exc)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and without it every response
+    # waits out the client's delayed ACK (~40 ms a query).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+async def _serve(loader: _Loader, sock: socket.socket) -> int:
+    import uvicorn  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            return
+        await (await asyncio.wrap_future(loader.future))(scope, receive, send)
+
+    config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off", ws="none",
+                            http="h11", loop="asyncio", timeout_graceful_shutdown=3, server_header=False)
+    server = uvicorn.Server(config)
+    # uvicorn re-raises a captured SIGTERM once it has shut down; a Python handler makes that a no-op (exit 0).
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: None)
+    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+    while not server.started and not serving.done():
+        await asyncio.sleep(0.002)
+    if serving.done():
+        return 1
+    print(f"ready {NAME} {json.dumps({'http': sock.getsockname()[1]})}", flush=True)
+
+    def stop_on_failed_load(future: concurrent.futures.Future[Any]) -> None:
+        if future.exception() is not None:
+            server.should_exit = True
+
+    loader.future.add_done_callback(stop_on_failed_load)
+    await serving
+    return 1 if loader.future.done() and loader.future.exception() is not None else 0
+
+
+def run(host: str, port: int) -> int:
+    loader = _Loader()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=f"{NAME}: %(levelname)s %(name)s: %(message)s")
+    try:
+        sock = _listen(host, port)
+    except OSError as exc:
+        print(f"{NAME}: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
+        return 1
+    return asyncio.run(_serve(loader, sock))

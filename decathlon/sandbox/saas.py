@@ -1,0 +1,82 @@
+"""The SaaS side of an episode: whether it gets the front (decathlon/emulators/front), which emulators start
+at once, and the variables that point every process of the episode at the front.
+
+Which episodes: a task that names a server of an emulated vendor (google-cloud, snowflake), or whose own
+scripts talk to one without naming its server (fillout-online-forms' preprocess uses Google Forms while its
+config names only playwright): its preprocess and evaluator sources are read for the vendors' client
+libraries and host names. The emulators a named server needs start with the front; any other starts on its
+first connection.
+
+`--saas real` installs no front: the user's own credentials and configs go to the
+scripts and servers, which reach the real vendors.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from decathlon.emulators.front.routes import ROUTES
+from decathlon.sandbox.taskdef import TaskDef
+
+MODES = ("emulated", "real")
+# The MCP servers (configs/mcp_servers/<name>.yaml) whose vendor is emulated, and the emulators they reach.
+SERVER_EMULATORS: dict[str, tuple[str, ...]] = {"google-cloud": ("gcp", "gcplogging"), "snowflake": ("snowflake",)}
+# What a task's own code shows when it reaches an emulated vendor: client libraries and host names.
+_CODE_MARKERS = re.compile(rb"google\.cloud|googleapis|googleapiclient|google\.oauth2|gspread|snowflake|"
+                           rb"app_specific[./](?:google|googlesheet|bigquery|snowflake)")
+_SCANNED_LIMIT = 2 * 1024 * 1024  # per file: task scripts are small; a huge data file is not code
+NO_PROXY = "localhost,127.0.0.1,::1"
+TRUST_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTPLIB2_CA_CERTS",
+                   "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS")
+
+
+def _code_uses_saas(task: TaskDef) -> bool:
+    for folder in (task.dir / "preprocess", task.dir / "evaluation"):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*.py")):
+            try:
+                if path.stat().st_size <= _SCANNED_LIMIT and _CODE_MARKERS.search(path.read_bytes()):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def emulators_for(task: TaskDef, mode: str = "emulated") -> list[str] | None:
+    """None: the episode needs no front (or, with `real`, must not have one). Else the emulators to start
+    with it (possibly none: the rest start on first use)."""
+    if mode not in MODES:
+        raise ValueError(f"SaaS mode {mode!r}: expected one of {', '.join(MODES)}")
+    if mode != "emulated":
+        return None
+    eager = sorted({e for s in task.servers for e in SERVER_EMULATORS.get(s, ())})
+    if eager or _code_uses_saas(task):
+        return eager
+    return None
+
+
+def env(record: dict | None, bundle: Path | None) -> dict[str, str]:
+    """For every process of the episode (preprocess, evaluator, MCP servers, the agent's shell): the front as
+    their proxy, the episode's CA among their roots, the episode's own services reached directly."""
+    front = (record or {}).get("services", {}).get("front")
+    if not front or bundle is None:
+        return {}
+    proxy = f"http://127.0.0.1:{front['ports']['http']}"
+    out = {name: proxy for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")}
+    out.update({"NO_PROXY": NO_PROXY, "no_proxy": NO_PROXY})
+    out.update({name: str(bundle) for name in TRUST_VARIABLES})
+    return out
+
+
+def passthrough_env(environ: dict[str, str]) -> dict[str, str]:
+    """`--saas real`: the network settings the user's environment has (a proxy, a corporate CA) for the MCP
+    servers too, which the MCP SDK starts with a bare environment; the scripts inherit them anyway."""
+    names = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", *TRUST_VARIABLES)
+    return {name: environ[name] for name in names if environ.get(name)}
+
+
+def live_hosts() -> list[str]:
+    """For the HTTP record/replay shim: the emulated hosts are always talked to for real, like the episode's
+    own services (never recorded, never replayed)."""
+    return sorted(f"{r.pattern}:443" for r in ROUTES)

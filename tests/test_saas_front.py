@@ -1,0 +1,155 @@
+"""The SaaS front (decathlon/emulators/front): unmodified clients (curl, requests, git) reach an emulator at a
+vendor's real host name over TLS with the episode's CA; a host nothing emulates is refused at once, by name;
+an emulator that cannot start or dies is named. The emulators here are echo stand-ins (tests/saas_fakes), so
+the front is tested alone; tests/test_saas_episode.py runs the real ones."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from decathlon.emulators.front import ca, routes
+
+FAKE = Path(__file__).parent / "saas_fakes" / "fake_emulator.py"
+
+
+@pytest.fixture
+def front(tmp_path):
+    started: list[subprocess.Popen] = []
+
+    def start(**env: str) -> tuple[int, Path, subprocess.Popen]:
+        python = tmp_path / "python"
+        python.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
+        python.chmod(0o755)
+        (tmp_path / "logs").mkdir(exist_ok=True)
+        proc = subprocess.Popen([sys.executable, "-m", "decathlon.emulators.front", "--root", str(tmp_path),
+                                 "--home", str(tmp_path), "--logs", str(tmp_path / "logs")],
+                                stdout=subprocess.PIPE, stderr=open(tmp_path / "logs" / "front.log", "wb"),
+                                env={**os.environ, "DECATHLON_SAAS_PYTHON": str(python), **env})
+        started.append(proc)
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode()
+        assert line.startswith("ready front "), line
+        return json.loads(line.split(" ", 2)[2])["http"], tmp_path / "saas" / "ca-bundle.pem", proc
+
+    yield start
+    for p in started:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            p.wait(10)
+
+
+def _curl(port: int, bundle: Path, url: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["curl", "-sS", "--max-time", "10", "-x", f"http://127.0.0.1:{port}", "--cacert", str(bundle),
+                           *extra, url], capture_output=True, text=True, timeout=20)
+
+
+needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+
+
+@needs_curl
+def test_curl_reaches_the_emulator_of_each_vendor_host_with_the_real_host_name(front):
+    port, bundle, _ = front()
+    for url, service in (("https://bigquery.googleapis.com/bigquery/v2/projects/p/datasets", "gcp"),
+                         ("https://storage.googleapis.com/storage/v1/b?project=p", "gcp"),
+                         ("https://oauth2.googleapis.com/token", "gcp"),
+                         ("https://xy12345.snowflakecomputing.com/session/v1/login-request", "snowflake")):
+        out = _curl(port, bundle, url)
+        assert out.returncode == 0, out.stderr
+        seen = json.loads(out.stdout)
+        host = url.split("/")[2]
+        assert seen == {"service": service, "host": host, "path": "/" + url.split("/", 3)[3]}
+
+
+@needs_curl
+def test_the_certificate_is_the_episodes_own_and_untrusted_without_its_bundle(front, tmp_path):
+    port, bundle, _ = front()
+    out = subprocess.run(["curl", "-sS", "--max-time", "10", "-x", f"http://127.0.0.1:{port}", "--cacert", "/dev/null",
+                          "https://bigquery.googleapis.com/"], capture_output=True, text=True, timeout=20)
+    assert out.returncode == 60 or "certificate" in out.stderr.lower(), out  # curl: peer certificate cannot be verified
+    assert b"decathlon episode CA" in ssl.PEM_cert_to_DER_cert((tmp_path / "saas" / "ca.pem").read_text())
+    # The bundle holds the system's roots too, so a sandbox with a network still reaches real hosts.
+    if Path(ca.SYSTEM_BUNDLES[0]).is_file():
+        assert bundle.read_bytes().startswith(Path(ca.SYSTEM_BUNDLES[0]).read_bytes().rstrip(b"\n"))
+
+
+def test_python_requests_with_the_trust_variables(front):
+    requests = pytest.importorskip("requests")
+    port, bundle, _ = front()
+    env = {"HTTPS_PROXY": f"http://127.0.0.1:{port}", "REQUESTS_CA_BUNDLE": str(bundle)}
+    code = "import requests; print(requests.get('https://storage.googleapis.com/b/o', timeout=10).text)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env},
+                         timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["host"] == "storage.googleapis.com"
+    assert requests is not None
+
+
+@needs_curl
+def test_a_host_nothing_emulates_is_refused_at_once_by_name(front):
+    port, bundle, _ = front()
+    began = time.monotonic()
+    out = _curl(port, bundle, "https://api.notion.com/v1/search", "-v")
+    assert out.returncode != 0
+    assert "502" in out.stderr
+    assert time.monotonic() - began < 5
+    # Plain http through the proxy is refused too, with the reason in the body.
+    out = subprocess.run(["curl", "-sS", "--max-time", "10", "-x", f"http://127.0.0.1:{port}", "http://example.com/"],
+                         capture_output=True, text=True, timeout=20)
+    assert "relays only HTTPS" in out.stdout
+
+
+@needs_curl
+def test_an_emulator_that_cannot_start_is_named_to_the_client(front, tmp_path):
+    port, bundle, proc = front(FAKE_FAIL="gcp")
+    out = _curl(port, bundle, "https://bigquery.googleapis.com/", "-v")
+    assert "503" in out.stderr
+    assert proc.poll() is None  # the front stays: the other vendors still answer
+    assert json.loads(_curl(port, bundle, "https://a.snowflakecomputing.com/").stdout)["service"] == "snowflake"
+    assert "the gcp emulator did not start" in (tmp_path / "logs" / "front.log").read_text()
+    assert "told to fail" in (tmp_path / "logs" / "front.log").read_text()
+
+
+@needs_curl
+def test_an_emulator_that_dies_takes_the_front_down_naming_it(front, tmp_path):
+    port, bundle, proc = front(DECATHLON_FRONT_EAGER="snowflake")
+    assert json.loads(_curl(port, bundle, "https://a.snowflakecomputing.com/").stdout)["service"] == "snowflake"
+    log = (tmp_path / "logs" / "front.log").read_text()
+    pid = int(log.split("snowflake emulator is ready on port")[1].split("(pid ")[1].split(")")[0])
+    os.kill(pid, signal.SIGKILL)
+    assert proc.wait(10) == 3
+    assert "the snowflake emulator" in (tmp_path / "logs" / "front.log").read_text()
+    assert "killed by signal 9" in (tmp_path / "logs" / "front.log").read_text()
+
+
+@needs_curl
+def test_garbage_and_slow_clients_do_not_take_the_front_down(front):
+    import socket
+    port, bundle, proc = front()
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"\x16\x03\x01garbage without a request line\r\n\r\n")
+        assert b"400" in s.recv(1000)
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"CONNECT bigquery.googleapis.com:443 HTTP/1.1\r\n\r\nnot a TLS hello at all")
+        s.settimeout(10)
+        assert s.recv(100).startswith(b"HTTP/1.1 200")
+    assert proc.poll() is None
+    assert json.loads(_curl(port, bundle, "https://bigquery.googleapis.com/x").stdout)["path"] == "/x"
+
+
+def test_routes_cover_the_hosts_the_certificate_names():
+    names = routes.certificate_names()
+    for host in ("bigquery.googleapis.com", "logging.googleapis.com", "acct-1.snowflakecomputing.com"):
+        assert routes.route_for(host) is not None
+    assert routes.route_for("snowflakecomputing.com") is None
+    assert routes.route_for("evil-googleapis.com") is None
+    assert "*.snowflakecomputing.com" in names
+    assert routes.route_for("logging.googleapis.com").alpn == "h2"

@@ -65,6 +65,20 @@ SOURCE_PARTS = ("configs", "utils", "global_configs.py")
 BUILD_HINT = "build it with `decathlon image build` (see docs/docker.md)"
 
 
+def extra_env() -> dict[str, str]:
+    """DECATHLON_COMPOSE_ENV (`NAME=VALUE,...`): variables every sandbox container starts with, for an image of the
+    user's own (its task interpreter, say: DECATHLON_TASK_PYTHON=…). The sandbox's own (ENV) cannot be replaced."""
+    out = {}
+    for item in filter(None, (x.strip() for x in os.environ.get("DECATHLON_COMPOSE_ENV", "").split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise InfraError(Kind.USAGE, f"DECATHLON_COMPOSE_ENV: {item!r} is not NAME=VALUE (items separated by commas)")
+        if name in ENV or name.startswith("TASK_API_"):
+            raise InfraError(Kind.USAGE, f"DECATHLON_COMPOSE_ENV: {name} is the sandbox's own and cannot be set")
+        out[name] = value
+    return out
+
+
 def channels_dir() -> Path | None:
     """Where the host keeps the direct channels' folders, or None for exec only.
 
@@ -425,7 +439,7 @@ class ComposeBackend:
 
     def _run(self, name: str, labels: dict[str, str], channel: Path | None):
         docker = _docker()
-        env = dict(ENV, TASK_API_REPORT_OOM="1")
+        env = {**extra_env(), **ENV, "TASK_API_REPORT_OOM": "1"}
         # An anonymous volume (the engine puts archives into a read-only container only there) backed by a
         # tmpfs of bounded size: what the agent writes fills its own quota, not the host's disk. Its pages
         # count against the container's memory limit too.

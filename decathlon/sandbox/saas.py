@@ -66,6 +66,10 @@ def env(record: dict | None, bundle: Path | None) -> dict[str, str]:
     out = {name: proxy for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")}
     out.update({"NO_PROXY": NO_PROXY, "no_proxy": NO_PROXY})
     out.update({name: str(bundle) for name in TRUST_VARIABLES})
+    # The Snowflake connector first fetches an OCSP response cache over plain HTTP (ocsp.snowflakecomputing.com),
+    # which nothing answers inside an episode; fail-open, it then sleeps 1 s and goes on, in every process that
+    # connects. Its own switch skips the fetch, as with a proxy that blocks it.
+    out["SF_OCSP_RESPONSE_CACHE_SERVER_ENABLED"] = "false"
     return out
 
 

@@ -34,14 +34,18 @@ class State:
         return {"bigquery": bq, "storage": {"buckets": buckets}}
 
 
-def make_apps(clock: Clock = system_clock, ids: Ids | None = None) -> tuple[web.Application, web.Application, State]:
+MAX_BODY = 1024 ** 3  # the largest request body read (a load or an upload in one request); beyond it, a 400
+
+
+def make_apps(clock: Clock = system_clock, ids: Ids | None = None,
+              max_body: int = MAX_BODY) -> tuple[web.Application, web.Application, State]:
     ids = ids or Ids()
     storage = StorageStore(clock, ids)
     state = State(Warehouse(clock, ids), storage)
     bigquery = BigQueryRoutes(state.warehouse, storage)
     gcs = StorageRoutes(storage)
-    app = web.Application(middlewares=[request_log, kit_errors.middleware(errors.internal_error, errors.unknown_path)],
-                          client_max_size=1024 ** 3)
+    app = web.Application(middlewares=[request_log, kit_errors.middleware(errors.internal_error, errors.unknown_path),
+                                       errors.body_cap], client_max_size=max_body)
     app.add_routes(oauth_routes(ids))
     app.add_routes(bigquery.routes())
     app.add_routes(gcs.routes())

@@ -2,7 +2,7 @@
 "domain", "reason"}], "status"}}`. Reasons are the vendors' own (notFound, duplicate, invalidQuery, ...)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
@@ -44,4 +44,17 @@ def internal_error(message: str) -> tuple[int, Any]:
 
 
 def unknown_path(request: web.Request) -> tuple[int, Any]:
+    # The router's verdict: a known path called with a method it does not take is a 405, whose body says so too.
+    if isinstance(getattr(request.match_info, "http_exception", None), web.HTTPMethodNotAllowed):
+        return 405, body(405, "methodNotAllowed", f"Method Not Allowed: {request.method} {request.path}")
     return 404, body(404, "notFound", f"Not Found: {request.method} {request.path}")
+
+
+@web.middleware
+async def body_cap(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    """A body over the app's `client_max_size`: aiohttp's plain-text 413 becomes Google's own 400."""
+    try:
+        return await handler(request)
+    except web.HTTPRequestEntityTooLarge:
+        raise google_error(400, "badRequest",
+                           f"Request payload size exceeds the limit: {request.client_max_size} bytes.") from None

@@ -271,6 +271,13 @@ def _patch(tree: Any, exp: Any) -> None:
         unit = node.this.name.upper() if node.this is not None else ""
         if unit == "DAYOFWEEK":  # GoogleSQL: Sunday = 1; DuckDB: Sunday = 0
             node.replace(exp.Paren(this=exp.Add(this=node.copy(), expression=exp.Literal.number(1))))
+    for node in list(tree.find_all(exp.TimeToStr)):
+        # FORMAT_TIMESTAMP(fmt, ts, zone): sqlglot's DuckDB output drops the zone (the UTC wall clock is formatted)
+        zone = node.args.get("zone")
+        if zone is not None:
+            inner = node.this.this if isinstance(node.this, exp.TsOrDsToTimestamp) else node.this
+            node.set("zone", None)
+            node.set("this", exp.AtTimeZone(this=exp.cast(inner.copy(), exp.DataType.Type.TIMESTAMPTZ), zone=zone.copy()))
     for node in list(tree.find_all(exp.DataType)):
         if node.this == exp.DataType.Type.DECIMAL and not node.expressions:
             node.set("expressions", [exp.DataTypeParam(this=exp.Literal.number(38)),

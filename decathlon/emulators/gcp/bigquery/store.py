@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from decathlon.emulators.gcp.bigquery.types import duck_type, field_from_duck, quote_ident, same_shape
+from decathlon.emulators.gcp.bigquery.types import api_field, duck_type, field_from_duck, quote_ident, same_shape
 from decathlon.emulators.kit.clock import Clock
 from decathlon.emulators.kit.ids import Ids
 
@@ -111,7 +111,7 @@ class Warehouse:
     def schema(self, t: Table) -> list[dict[str, Any]]:
         """The BigQuery schema: DuckDB's columns, with the declared modes and descriptions where they still fit."""
         if not t.materialized:
-            return list(t.declared)
+            return [api_field(f) for f in t.declared]
         rel = relation(t.project, t.dataset_id, t.table_id)
         description = self.con.execute(f"SELECT * FROM {rel} LIMIT 0").description
         declared = {f["name"].lower(): f for f in t.declared}
@@ -119,7 +119,7 @@ class Warehouse:
         for name, typ, *_ in description:
             derived = field_from_duck(name, typ)
             known = declared.get(name.lower())
-            out.append(dict(known) if known is not None and same_shape(known, derived) else derived)
+            out.append(api_field(known) if known is not None and same_shape(known, derived) else derived)
         return out
 
     def num_rows(self, t: Table) -> int:

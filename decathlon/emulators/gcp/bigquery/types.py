@@ -82,6 +82,15 @@ def _scalar_from_duck(tid: str) -> str:
     return "STRING"
 
 
+def api_field(f: dict[str, Any]) -> dict[str, Any]:
+    """A declared field as the API answers it: under the legacy type names (INT64 → INTEGER, STRUCT → RECORD ...)."""
+    out = dict(f)
+    out["type"] = bq_type(f.get("type", "STRING"))
+    if f.get("fields"):
+        out["fields"] = [api_field(sub) for sub in f["fields"]]
+    return out
+
+
 def same_shape(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if bq_type(a.get("type", "")) != bq_type(b.get("type", "")):
         return False

@@ -18,6 +18,7 @@ from decathlon.emulators.kit.errors import ApiError, json_response
 from decathlon.emulators.kit.paging import BadPageToken, page
 
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
+_NOT_AN_API_ROOT = r"(?!(?:storage/v1|upload/storage|download/storage|bigquery/v2|upload/bigquery|oauth2/v4)(?:/|$))"
 
 
 def _no_bucket() -> ApiError:
@@ -280,8 +281,9 @@ class StorageRoutes:
         ]
 
     def media_routes(self) -> list[web.RouteDef]:
-        """Registered last: `/<bucket>/<object>` would otherwise shadow every other API."""
-        return [web.get("/{bucket}/{object:.+}", self.xml_get)]
+        """Registered last: `/<bucket>/<object>` would otherwise shadow every other API. The APIs' own roots are
+        no bucket: an unknown path under them is a JSON 404 (or 405), not the XML API's NoSuchBucket."""
+        return [web.get("/{bucket:" + _NOT_AN_API_ROOT + "[^/]+}/{object:.+}", self.xml_get)]
 
 
 def _media(request: web.Request, o: Blob) -> web.StreamResponse:

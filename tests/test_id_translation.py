@@ -161,3 +161,20 @@ def test_shuffled_quiz_answers_align_by_their_text():
     t.learn(_item(json.dumps(rec)), json.dumps(live), tool="canvas-canvas_list_quiz_questions")
     out = json.loads(t.translate_arguments('{"answers": [{"question_id": 61, "answer_id": 340}]}'))
     assert out == {"answers": [{"question_id": 21, "answer_id": 9017}]}
+
+
+def test_a_name_made_unique_by_a_random_suffix_is_translated_wherever_a_later_call_names_it():
+    """machine-operating: the preprocess names its bucket iot_anomaly_reports-<12 hex>; re-executed it makes
+    another suffix, and the recorded upload to the recorded bucket was refused as not allowed."""
+    t = IdTranslator()
+    t.learn(_item("Found 1 buckets:\n- iot_anomaly_reports-7b6c349200a5: US-CENTRAL1"),
+            _item("Found 1 buckets:\n- iot_anomaly_reports-ac17a02cefe3: US-CENTRAL1"))
+    args = json.loads(t.translate_arguments(json.dumps(
+        {"bucket_name": "iot_anomaly_reports-7b6c349200a5", "source": "gs://iot_anomaly_reports-7b6c349200a5/a.csv",
+         "note": "iot_anomaly_reports-deadbeefcafe"})))
+    assert args == {"bucket_name": "iot_anomaly_reports-ac17a02cefe3", "source": "gs://iot_anomaly_reports-ac17a02cefe3/a.csv",
+                    "note": "iot_anomaly_reports-deadbeefcafe"}
+    # two names of one stem in an answer say nothing of which is which; a plain word is no suffix
+    u = IdTranslator()
+    u.learn(_item("b-1111aaaa2222 b-3333bbbb4444 logs_database"), _item("b-5555cccc6666 b-7777dddd8888 logs_fedcba98"))
+    assert not u.active

@@ -63,3 +63,16 @@ def test_shims_started_with_a_bare_environment_find_the_servers_and_interpreter_
     ran = subprocess.run(["uv", "run", "python", "-c", "import sys; print(sys.prefix)"], env=bare,
                          capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0 and ran.stdout.strip() == sys.prefix, ran.stderr
+
+
+def test_a_server_a_script_starts_with_a_bare_environment_still_reaches_the_saas_front(tmp_path, monkeypatch):
+    """payable-invoice-checker's preprocess starts `uvx mcp_snowflake_server …` through the MCP SDK's bare
+    environment: without the front's variables fixed into the runner, its connector met no network and retried
+    for minutes. The variables given at install reach what the runner starts."""
+    monkeypatch.setenv("DECATHLON_TASK_PYTHON", sys.executable)
+    saas = {"HTTPS_PROXY": "http://127.0.0.1:9", "SSL_CERT_FILE": str(tmp_path / "ca.pem")}
+    folder = runner_shims.install(tmp_path / "bin", saas)
+    bare = {"HOME": str(tmp_path), "PATH": f"{folder}:/usr/bin:/bin"}
+    show = "import os; print(os.environ['HTTPS_PROXY'], os.environ['SSL_CERT_FILE'])"
+    ran = subprocess.run(["uv", "run", "python", "-c", show], env=bare, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stdout.split() == [saas["HTTPS_PROXY"], saas["SSL_CERT_FILE"]], ran.stderr

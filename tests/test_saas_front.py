@@ -153,3 +153,25 @@ def test_routes_cover_the_hosts_the_certificate_names():
     assert routes.route_for("evil-googleapis.com") is None
     assert "*.snowflakecomputing.com" in names
     assert routes.route_for("logging.googleapis.com").alpn == "h2"
+
+
+def test_the_snowflake_connectors_own_urllib3_reaches_the_front_under_the_http_replay_shim(front, tmp_path):
+    """In a rerun the task's scripts run under the HTTP replay shim, whose vcrpy replaces http.client's classes
+    before the Snowflake connector imports its vendored urllib3: that copy then subclassed vcrpy's stubs, its proxy
+    tunnel broke (`no attribute '_dns_host'`), and landing-task-reminder's preprocess failed after 11 retries. It
+    must reach the (always live) emulated host through the front as it does outside the shim."""
+    from tests.saas_venv import saas_python
+    port, bundle, _ = front()
+    site = Path(__file__).resolve().parents[1] / "decathlon" / "sandbox" / "http" / "site"
+    servers = Path(os.environ.get("DECATHLON_SERVERS_DIR") or site.parents[3] / ".servers")
+    (tmp_path / "http").mkdir()
+    env = {**os.environ, "HTTPS_PROXY": f"http://127.0.0.1:{port}", "NO_PROXY": "localhost,127.0.0.1",
+           "REQUESTS_CA_BUNDLE": str(bundle), "PYTHONPATH": str(site), "DECATHLON_HTTP_MODE": "replay",
+           "DECATHLON_HTTP_DIR": str(tmp_path / "http"), "DECATHLON_HTTP_LABEL": "preprocess",
+           "DECATHLON_HTTP_SHIM": str(servers / "_http"),
+           "DECATHLON_HTTP_LIVE": f"127.0.0.1:{port},*.snowflakecomputing.com:443"}
+    code = ("from snowflake.connector.vendored import requests\n"
+            "print(requests.get('https://xy12345.snowflakecomputing.com/session/v1/login-request', timeout=10).text)")
+    out = subprocess.run([str(saas_python()), "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1])["host"] == "xy12345.snowflakecomputing.com"

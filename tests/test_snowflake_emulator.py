@@ -171,6 +171,29 @@ def test_key_constraints_are_recorded_but_not_enforced(emulator):
     assert message.endswith("NULL result in a non-nullable column")
 
 
+def test_column_comments_are_kept_where_information_schema_reads_them(emulator):
+    """payable-invoice-checker's evaluator reads INFORMATION_SCHEMA.COLUMNS.COMMENT after the agent's `ALTER TABLE …
+    ALTER COLUMN … COMMENT '…'`, which fakesnow accepts and drops (and its `COMMENT ON COLUMN` fails to describe)."""
+    out = client(emulator, '''
+        c = connect()
+        rows(c, "CREATE DATABASE GAP7")
+        rows(c, "CREATE TABLE GAP7.PUBLIC.PAY (ID INT, OUTSTANDING_FLAG INT)")
+        r = {"alter": rows(c, "ALTER TABLE GAP7.PUBLIC.PAY ALTER COLUMN OUTSTANDING_FLAG COMMENT '0=Paid, 1=Outstanding'")[0][0],
+             "on": rows(c, "COMMENT ON COLUMN GAP7.PUBLIC.PAY.ID IS 'the invoice''s id'")[0][0]}
+        rows(c, "USE DATABASE GAP7")
+        rows(c, "ALTER TABLE PAY MODIFY COLUMN ID COMMENT 'id again'")
+        r["comments"] = rows(c, "SELECT COLUMN_NAME, COMMENT FROM GAP7.INFORMATION_SCHEMA.COLUMNS "
+                                "WHERE TABLE_SCHEMA = 'PUBLIC' AND TABLE_NAME = 'PAY' ORDER BY 1")
+        r["no_table"] = failure(c, "ALTER TABLE GAP7.PUBLIC.NOPE ALTER COLUMN ID COMMENT 'x'")
+        r["no_column"] = failure(c, "ALTER TABLE PAY ALTER COLUMN NOPE COMMENT 'x'")
+        print(json.dumps(r))
+    ''')
+    assert out["alter"] == out["on"] == "Statement executed successfully."
+    assert out["comments"] == [["ID", "id again"], ["OUTSTANDING_FLAG", "0=Paid, 1=Outstanding"]]
+    assert out["no_table"][1:3] == [2003, "02000"] and "'GAP7.PUBLIC.NOPE' does not exist" in out["no_table"][3]
+    assert out["no_column"][1:3] == [904, "42000"] and "invalid identifier 'NOPE'" in out["no_column"][3]
+
+
 def test_null_timestamps_stay_null(emulator):
     out = client(emulator, '''
         c = connect()

@@ -10,7 +10,8 @@ answer to the same call, and where they differ only in an id, the pair is learnt
 calls have their id arguments rewritten through what was learnt. Alignment is structural on JSON
 answers (dict keys; list items matched by a natural key such as name, title or email, else by
 position) and by order of appearance on text answers (`ID: 12`). The name under which an overlong
-answer was saved is replaced wherever a later call mentions it (the code that reads that file), and
+answer was saved is replaced wherever a later call mentions it (the code that reads that file), and so is a
+name made unique by a random hex suffix (a bucket `reports-7b6c349200a5`, made again as `reports-ac17a02cefe3`), and
 an opaque token an answer hands out for a later call to echo (`validation_token`) is translated like an
 id.
 Nothing else in an argument is touched, and an id never seen in a recorded answer is left as it is.
@@ -38,6 +39,18 @@ _MAX_DEPTH = 40
 # An answer too long to show is saved under a name of its own (decathlon/sandbox/toolfmt.py); the code a
 # recorded agent wrote to read it names the recorded file.
 _SAVED_AS = re.compile(r"shortuuid identifier: ([A-Za-z0-9]+)\)")
+# A name a preprocess makes unique with a random hex suffix (a bucket `iot_anomaly_reports-7b6c349200a5`, a
+# dataset `ab_testing_3f9a…`): re-executed, the same preprocess makes it again under another suffix.
+_SUFFIXED = re.compile(r"\b([A-Za-z][A-Za-z0-9_.-]*[-_])([0-9a-f]{8,32})\b")
+
+
+def _suffixed(text: str) -> dict[str, set[str]]:
+    """stem → the suffixed names with that stem in `text` (a suffix has a digit: a word is no random suffix)."""
+    out: dict[str, set[str]] = {}
+    for stem, suffix in _SUFFIXED.findall(text):
+        if any(c.isdigit() for c in suffix):
+            out.setdefault(stem, set()).add(stem + suffix)
+    return out
 
 
 def _is_id_key(key: str) -> bool:
@@ -157,6 +170,13 @@ class IdTranslator:
         for a, b in zip(_SAVED_AS.findall(rec_text), _SAVED_AS.findall(live_text)):
             if a != b:
                 self.substitutions[a] = b
+        # A suffixed name is paired where each answer names one of its stem: it is replaced wherever a later call
+        # names it, as the agent typed it from this answer.
+        live_names = _suffixed(live_text)
+        for stem, names in sorted(_suffixed(rec_text).items()):
+            live = live_names.get(stem, set())
+            if len(names) == 1 and len(live) == 1 and names != live:
+                self.substitutions[next(iter(names))] = next(iter(live))
         rec, cur = _parse(rec_text), _parse(live_text)
         if rec is not None and cur is not None:
             self._align(rec, cur, None, _tool_scope(tool), 0)

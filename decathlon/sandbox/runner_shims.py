@@ -18,10 +18,11 @@ from pathlib import Path
 RUNNERS = ("uvx", "npx", "uv")
 
 
-def install(folder: Path) -> Path:
+def install(folder: Path, env: dict[str, str] | None = None) -> Path:
     """Write the shims into `folder` (the grader's); return it, for the front of PATH. `python` there is
     the task interpreter too, as in upstream's activated environment: scripts start helpers with a bare
-    `python some_script.py` that imports the checkout's dependencies."""
+    `python some_script.py` that imports the checkout's dependencies. `env`: more variables fixed into the
+    runners (the SaaS front's, once the episode's services are up: decathlon/sandbox/saas.py)."""
     from decathlon.sandbox.servers_config import default_servers_dir
     from decathlon.sandbox.subproc import task_python
 
@@ -34,7 +35,7 @@ def install(folder: Path) -> Path:
     # Fixed into the shims, not read from their environment: an MCP client starts a server with a bare
     # one (the SDK's stdio client keeps HOME, PATH and a few more), where a shim would look for the
     # servers beside decathlon.sandbox and find none in the sandbox image.
-    pinned = {"DECATHLON_SERVERS_DIR": str(default_servers_dir()), "DECATHLON_TASK_PYTHON": task_python()}
+    pinned = {**(env or {}), "DECATHLON_SERVERS_DIR": str(default_servers_dir()), "DECATHLON_TASK_PYTHON": task_python()}
     for name in RUNNERS:
         path = folder / name
         path.write_text(f"#!{sys.executable}\nimport os, sys\nos.environ.update({pinned!r})\n"

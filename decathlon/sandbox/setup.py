@@ -302,6 +302,10 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
             dict(os.environ))
         if service_record:
             timings["services_start"] = time.monotonic() - t
+        if saas_env:
+            # A server the task's own scripts start (MCPServerManager through `uvx …`) gets the SDK's bare
+            # environment: the front's variables go into the runners themselves, or its client meets no network.
+            runner_shims.install(home.grader_home / "bin", saas_env)
 
         t = time.monotonic()
         _fresh_workspace(home, task)

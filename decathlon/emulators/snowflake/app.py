@@ -123,6 +123,8 @@ async def _run(request: Request, payload: dict[str, Any], plan: statements.Plan,
         raise wire.statement_count_mismatch(plan.statements)
     if plan.action is action.NO_OP:
         return JSONResponse(wire.status_body("Statement executed successfully.", conn.database, conn.schema))
+    if plan.action is action.COLUMN_COMMENTS:
+        return JSONResponse(await run_in_threadpool(databases.comment_columns, duck, conn, plan.comments))
     if plan.action is action.DROP_DATABASE and plan.database:
         return JSONResponse(await run_in_threadpool(databases.drop_statement, duck, fs_server.sessions, conn,
                                                     plan.database, plan.if_exists))

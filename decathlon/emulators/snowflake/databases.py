@@ -65,3 +65,28 @@ def drop_statement(duck: Any, sessions: dict[str, Any], conn: Any, name: str, if
         raise wire.does_not_exist("Database", name)
     drop(duck, sessions, name)
     return wire.status_body(f"{name} successfully dropped.", conn.database, conn.schema)
+
+
+def comment_columns(duck: Any, conn: Any,
+                    comments: tuple[tuple[tuple[str | None, str | None, str], str, str], ...]) -> dict[str, Any]:
+    """`ALTER TABLE … ALTER COLUMN c COMMENT 'x'` / `COMMENT ON COLUMN`: DuckDB keeps the comment, and fakesnow's
+    INFORMATION_SCHEMA.COLUMNS reads it from there. A table or column that is not there is Snowflake's error."""
+    for (database, schema, table), column, text in comments:
+        database, schema = database or conn.database, schema or conn.schema
+        if not database or not schema:
+            raise wire.no_current_database()
+        rows = duck.execute("SELECT column_name FROM duckdb_columns() WHERE upper(database_name) = upper(?) AND "
+                            "upper(schema_name) = upper(?) AND upper(table_name) = upper(?)",
+                            [database, schema, table]).fetchall()
+        if not rows:
+            raise wire.does_not_exist("Table", f"{database}.{schema}.{table}")
+        found = [r[0] for r in rows if r[0].upper() == column.upper()]
+        if not found:
+            raise wire.invalid_identifier(column)
+        target = ".".join(_quote(x) for x in (database, schema, table, found[0]))
+        duck.execute(f"COMMENT ON COLUMN {target} IS {_literal(text)}")
+    return wire.status_body("Statement executed successfully.", conn.database, conn.schema)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

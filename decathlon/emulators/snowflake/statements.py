@@ -29,6 +29,7 @@ class Action(Enum):
     USE_DATABASE = "use_database"        # fakesnow runs `sql`; the emulator then makes PUBLIC current
     DROP_DATABASE = "drop_database"      # the emulator runs it
     NO_OP = "no_op"                      # accepted and ignored, as Snowflake does constraint-only ALTERs
+    COLUMN_COMMENTS = "column_comments"  # the emulator records them (fakesnow drops ALTER … COMMENT, fails COMMENT ON)
     REJECT = "reject"                    # several statements in one request: Snowflake refuses them
 
 
@@ -40,6 +41,9 @@ class Plan:
     if_exists: bool = False      # DROP … IF EXISTS / CREATE … IF NOT EXISTS
     replace: bool = False        # CREATE OR REPLACE
     statements: int = 1          # statements in the text
+    # COLUMN_COMMENTS: ((database, schema, table) as written (None: the session's), column, comment), resolved
+    # as Snowflake resolves names (unquoted: upper case)
+    comments: tuple[tuple[tuple[str | None, str | None, str], str, str], ...] = ()
 
 
 def leading_keyword(sql: str) -> str:
@@ -144,9 +148,45 @@ def plan(sql: str) -> Plan:
             # `USE x` is `USE DATABASE x` in Snowflake; fakesnow only knows the long form.
             return Plan(f'USE DATABASE "{name}"' if name else sql, Action.USE_DATABASE, name)
         return Plan(sql)
+    if keyword in {"ALTER", "COMMENT"} and re.search(r"\bcomment\b", sql, re.I):
+        comments = _column_comments(_parse(sql))
+        if comments:
+            return Plan(sql, Action.COLUMN_COMMENTS, comments=comments)
     if keyword in {"CREATE", "ALTER"}:
         return _plan_ddl(sql)
     return Plan(sql)
+
+
+def _table_parts(table: exp.Expr) -> tuple[str | None, str | None, str] | None:
+    name = identifier_name(table.args.get("this"))
+    if name is None:
+        return None
+    return identifier_name(table.args.get("catalog")), identifier_name(table.args.get("db")), name
+
+
+def _column_comments(tree: exp.Expr | None) -> tuple[tuple[tuple[str | None, str | None, str], str, str], ...]:
+    """`ALTER TABLE t ALTER|MODIFY COLUMN c COMMENT 'x'` (every action a comment) and `COMMENT ON COLUMN t.c IS 'x'`."""
+    if isinstance(tree, exp.Comment) and str(tree.args.get("kind")).upper() == "COLUMN":
+        column, text = tree.this, tree.expression
+        if isinstance(column, exp.Column) and isinstance(text, exp.Literal) and column.args.get("table") is not None:
+            table = exp.Table(this=column.args.get("table"), db=column.args.get("db"), catalog=column.args.get("catalog"))
+            parts, name = _table_parts(table), identifier_name(column.this)
+            if parts is not None and name is not None:
+                return ((parts, name, text.this),)
+        return ()
+    if not isinstance(tree, exp.Alter) or not isinstance(tree.this, exp.Table):
+        return ()
+    actions = tree.args.get("actions") or []
+    parts = _table_parts(tree.this)
+    out = []
+    for action in actions:
+        comment = action.args.get("comment") if isinstance(action, exp.AlterColumn) else None
+        name = identifier_name(action.this) if isinstance(action, exp.AlterColumn) else None
+        others = [k for k, v in action.args.items() if v is not None and k not in ("this", "comment")]
+        if parts is None or name is None or not isinstance(comment, exp.Literal) or others:
+            return ()  # another change among them: fakesnow runs the statement as it is
+        out.append((parts, name, comment.this))
+    return tuple(out)
 
 
 def _plan_ddl(sql: str) -> Plan:

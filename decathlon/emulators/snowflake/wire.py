@@ -48,6 +48,15 @@ def does_not_exist(kind: str, name: str) -> SnowflakeError:
     return SnowflakeError(2003, "02000", f"SQL compilation error:\n{kind} '{name}' does not exist or not authorized.")
 
 
+def invalid_identifier(name: str) -> SnowflakeError:
+    return SnowflakeError(904, "42000", f"SQL compilation error: error line 1 at position 0\ninvalid identifier '{name}'")
+
+
+def no_current_database() -> SnowflakeError:
+    return SnowflakeError(90105, "22000", "Cannot perform ALTER. This session does not have a current database. Call "
+                                          "'USE DATABASE', or use a qualified name.")
+
+
 def already_exists(name: str) -> SnowflakeError:
     return SnowflakeError(2002, "42710", f"SQL compilation error:\nObject '{name}' already exists.")
 

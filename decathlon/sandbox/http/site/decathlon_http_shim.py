@@ -358,6 +358,53 @@ def install_vcr(core: Core) -> list[str]:
     return failed
 
 
+# ---------------------------------------------------------------- vendored urllib3
+
+class RealHttpClientFor:
+    """A meta-path finder: the modules named here are executed with http.client's own connection classes.
+
+    A library that vendors urllib3 (the Snowflake connector) subclasses http.client's classes when it is imported,
+    after vcrpy replaced them with its stubs, which are not urllib3's own: its proxy tunnel then breaks
+    (`_prepare_proxy`: no `_dns_host`) and every connection fails. vcrpy knows no vendored copy, so their
+    traffic was never interceptable; with the real classes it goes out as it would (to the SaaS front's emulated
+    Snowflake, always live)."""
+    MODULES = frozenset({"snowflake.connector.vendored.urllib3.connection"})
+
+    def __init__(self, real: tuple[Any, Any]) -> None:
+        self.real = real
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name not in self.MODULES:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _RealClassesLoader(spec.loader, self.real)  # type: ignore[assignment]
+                return spec
+        return None
+
+
+class _RealClassesLoader:
+    def __init__(self, loader: Any, real: tuple[Any, Any]) -> None:
+        self.loader, self.real = loader, real
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        import http.client as client
+        patched = (client.HTTPConnection, client.HTTPSConnection)
+        setattr(client, "HTTPConnection", self.real[0])
+        setattr(client, "HTTPSConnection", self.real[1])
+        try:
+            self.loader.exec_module(module)
+        finally:
+            setattr(client, "HTTPConnection", patched[0])
+            setattr(client, "HTTPSConnection", patched[1])
+
+
 # ---------------------------------------------------------------- entry point
 
 class _StderrOnly:
@@ -390,6 +437,8 @@ def activate() -> None:
     if shim and shim not in sys.path:
         sys.path.append(shim)  # after site-packages: the process's own packages win conflicts
     guard = SocketGuard(core) if replay else None
+    import http.client as client
+    sys.meta_path.insert(0, RealHttpClientFor((client.HTTPConnection, client.HTTPSConnection)))
     try:
         install_vcr(core)  # a library it could not patch is only warned about: replay's guard covers it
     except Exception as exc:  # noqa: BLE001 - degrade, and make sure the daemon hears about it

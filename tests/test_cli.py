@@ -123,6 +123,8 @@ def test_run_level_mistakes_are_said_once_before_any_sandbox(tmp_path):
         (["csv-sales-summary", "--source", str(MINI), "--policy", "openai:m"], "does not answer"),
         (["csv-sales-summary", "--source", str(MINI), "--launch-time", "2026-13-01 09:00:00"], "is not a launch time"),
         (["--all", "--source", str(no_oracles), "--policy", "oracle"], "needs an oracle per task"),
+        # into --out, a task named twice would overwrite its first episode's artifacts with the second's
+        (["csv-sales-summary", "csv-sales-summary", "--source", str(MINI)], "--repeats K"),
     ]
     for i, (args, said) in enumerate(cases):
         out = tmp_path / f"out{i}"

@@ -148,6 +148,12 @@ async def run_command(ns: argparse.Namespace) -> int:
     if ns.mode == "live" and (why := replay_only(source)) is not None:
         raise InfraError(Kind.USAGE, why)
     names = select(source, ns.tasks, ns.all)
+    if ns.out is not None and len(set(names)) < len(names):
+        # <out>/<task>/ holds one episode's artifacts (repeat-<i>/ under it with --repeats): a task named twice
+        # would have its second episode overwrite the first's
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise InfraError(Kind.USAGE, f"--out: {', '.join(twice)} named more than once; name each task once and pass "
+                         "--repeats K for K episodes of each (each in its own sandbox, all of them kept)")
     if ns.split != "all" or ns.curriculum is not None:
         named = None if ns.all else names
         names = apply_split_and_curriculum(select(source, [], True), ns, named)

@@ -7,23 +7,12 @@ internal error that never carries a traceback.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from decathlon.emulators.kit.errors import ApiError
 
 NOT_FOUND = {"errors": [{"message": "The specified resource does not exist."}]}
 INVALID_TOKEN = {"errors": [{"message": "Invalid access token."}]}
 UNAUTHENTICATED = {"status": "unauthenticated", "errors": [{"message": "user authorization required"}]}
 UNAUTHORIZED = {"status": "unauthorized", "errors": [{"message": "user not authorized to perform that action"}]}
-
-
-@dataclass
-class ApiError(Exception):
-    status: int
-    body: Any
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return f"{self.status} {self.body}"
 
 
 def not_found() -> ApiError:

@@ -2,6 +2,7 @@
 "domain", "reason"}], "status"}}`. Reasons are the vendors' own (notFound, duplicate, invalidQuery, ...)."""
 from __future__ import annotations
 
+import json
 from typing import Any, Awaitable, Callable
 
 from aiohttp import web
@@ -58,3 +59,18 @@ async def body_cap(request: web.Request, handler: Callable[[web.Request], Awaita
     except web.HTTPRequestEntityTooLarge:
         raise google_error(400, "badRequest",
                            f"Request payload size exceeds the limit: {request.client_max_size} bytes.") from None
+
+
+async def json_object(request: web.Request, parse_error: str) -> dict[str, Any]:
+    """A request's JSON object body ({} when empty); anything else is the API's 400 `parseError` (its wording
+    differs between BigQuery and Storage)."""
+    raw = await request.read()
+    if not raw:
+        return {}
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise google_error(400, "parseError", parse_error) from None
+    if not isinstance(body, dict):
+        raise google_error(400, "parseError", parse_error)
+    return body

@@ -19,7 +19,7 @@ from decathlon.emulators.gcp.bigquery.resources import dataset_json, page_offset
 from decathlon.emulators.gcp.bigquery.store import Dataset, Table, Warehouse, relation
 from decathlon.emulators.gcp.bigquery.types import duck_type, quote_ident
 from decathlon.emulators.gcp.bigquery.values import LoadError, json_rows
-from decathlon.emulators.gcp.errors import google_error, invalid, not_found
+from decathlon.emulators.gcp.errors import google_error, invalid, json_object, not_found
 from decathlon.emulators.gcp.media import ResumableSession, apply_chunk, multipart_related
 from decathlon.emulators.gcp.storage.resources import base_url
 from decathlon.emulators.gcp.storage.store import StorageStore
@@ -32,16 +32,7 @@ P = "/bigquery/v2/projects/{project}"
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
-    raw = await request.read()
-    if not raw:
-        return {}
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        raise google_error(400, "parseError", "Parse error: invalid JSON payload.") from None
-    if not isinstance(body, dict):
-        raise google_error(400, "parseError", "Parse error: invalid JSON payload.")
-    return body
+    return await json_object(request, "Parse error: invalid JSON payload.")
 
 
 def _int(value: Any) -> int | None:

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from decathlon.emulators.gcp.errors import google_error, invalid
+from decathlon.emulators.gcp.errors import google_error, invalid, json_object
 from decathlon.emulators.gcp.media import ResumableSession, apply_chunk, multipart_related
 from decathlon.emulators.gcp.storage.resources import base_url, bucket_json, object_json
 from decathlon.emulators.gcp.storage.store import Blob, Bucket, StorageStore
@@ -316,16 +316,7 @@ def _xml_error(status: int, code: str, message: str) -> web.Response:
 
 
 async def _json_body(request: web.Request) -> dict[str, Any]:
-    raw = await request.read()
-    if not raw:
-        return {}
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        raise google_error(400, "parseError", "Parse Error") from None
-    if not isinstance(body, dict):
-        raise google_error(400, "parseError", "Parse Error")
-    return body
+    return await json_object(request, "Parse Error")
 
 
 def _int(value: str | None) -> int | None:

@@ -11,15 +11,22 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def saas_python() -> Path:
-    base = Path(os.environ.get("DECATHLON_SERVERS_DIR") or REPO / ".servers")
-    python = base / "saas" / "bin" / "python"
-    if not python.exists():
-        why = f"{python} is missing: `python ci/install_servers.py` builds the SaaS virtualenv (ci/servers/saas.txt)"
+SERVERS = Path(os.environ.get("DECATHLON_SERVERS_DIR") or REPO / ".servers")
+
+
+def require(path: Path, why: str) -> Path:
+    """`path` must exist for the test: missing, it skips, or fails where CI (or DECATHLON_REQUIRE_SAAS=1) requires it."""
+    if not path.exists():
+        message = f"{path} is missing: {why}"
         if os.environ.get("CI") == "true" or os.environ.get("DECATHLON_REQUIRE_SAAS") == "1":
-            pytest.fail(why)
-        pytest.skip(why)
-    return python
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def saas_python() -> Path:
+    return require(SERVERS / "saas" / "bin" / "python",
+                   "`python ci/install_servers.py` builds the SaaS virtualenv (ci/servers/saas.txt)")
 
 
 def run_client(code: str, *, env: dict[str, str] | None = None, cwd: Path | None = None,

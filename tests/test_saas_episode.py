@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LAUNCH, REPO, TaskApi
-from saas_venv import saas_python
+from saas_venv import SERVERS, require, saas_python
 
 PACK = REPO / "fixtures" / "toolathlon-saas"
 TASKS = ["bq-region-totals", "sf-overdue-flags"]
@@ -26,13 +26,8 @@ ORACLE = {t: json.loads((PACK / "oracles" / f"{t}.json").read_text())["steps"] f
 def task_python(monkeypatch):
     """The pack's scripts import the vendors' clients: the SaaS virtualenv has them (a checkout's task env does too)."""
     monkeypatch.setenv("DECATHLON_TASK_PYTHON", str(saas_python()))
-    servers = Path(os.environ.get("DECATHLON_SERVERS_DIR") or REPO / ".servers")
     for env in ("google-cloud", "snowflake"):
-        if not (servers / env / "bin" / "python").exists():
-            why = f"{servers / env} is missing: `python ci/install_servers.py` builds it"
-            if os.environ.get("CI") == "true" or os.environ.get("DECATHLON_REQUIRE_SAAS") == "1":
-                pytest.fail(why)
-            pytest.skip(why)
+        require(SERVERS / env / "bin" / "python", "`python ci/install_servers.py` builds it")
 
 
 def decathlon(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -28,11 +28,11 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
 from decathlon.standins.snowflake.cli import StartupError, load_settings
+from tests.saas_venv import SERVERS, require
 from decathlon.standins.snowflake.serialization import to_json, to_yaml
 from decathlon.standins.snowflake.sqlcheck import check_access, guess_database
 
 REPO = Path(__file__).resolve().parents[1]
-SERVERS = Path(os.environ.get("DECATHLON_SERVERS_DIR") or REPO / ".servers")
 EMULATOR = "decathlon.emulators.snowflake"
 ACCOUNT, USER, WAREHOUSE, ROLE = "DECATHLON", "DECATHLON_AGENT", "COMPUTE_WH", "ACCOUNTADMIN"
 DB = "SHOP_DATA"
@@ -42,21 +42,12 @@ WRITE_TOOLS = ["write_query", "create_table", "create_databases", "drop_database
 READ_TOOLS = ["list_databases", "list_schemas", "list_tables", "describe_table", "read_query", "append_insight"]
 
 
-def _required(path: Path, why: str) -> None:
-    if path.exists():
-        return
-    message = f"{path} is missing: {why}"
-    if os.environ.get("CI") == "true" or os.environ.get("DECATHLON_REQUIRE_SAAS") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
-
-
 def _pythons() -> tuple[Path, Path]:
     standin = SERVERS / "snowflake" / "bin" / "python"
     saas = SERVERS / "saas" / "bin" / "python"
-    _required(standin, "`python ci/install_servers.py` builds the stand-in's virtualenv (ci/servers/snowflake.txt)")
-    _required(saas, "`python ci/install_servers.py` builds the SaaS virtualenv (ci/servers/saas.txt)")
-    _required(REPO / "decathlon" / "emulators" / "snowflake" / "__main__.py", "the Snowflake emulator is not there")
+    require(standin, "`python ci/install_servers.py` builds the stand-in's virtualenv (ci/servers/snowflake.txt)")
+    require(saas, "`python ci/install_servers.py` builds the SaaS virtualenv (ci/servers/saas.txt)")
+    require(REPO / "decathlon" / "emulators" / "snowflake" / "__main__.py", "the Snowflake emulator is not there")
     return standin, saas
 
 

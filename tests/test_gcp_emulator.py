@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import textwrap
@@ -58,16 +59,22 @@ def rows(sql, params=None):
 '''
 
 
+def ready_line(proc: subprocess.Popen, timeout: float = 30.0) -> str:
+    """The first line a process prints, waited for at most `timeout` seconds ("" if none came)."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    return proc.stdout.readline().strip() if ready else ""
+
+
 class Emulator:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, **env: str) -> None:
         root.mkdir(parents=True, exist_ok=True)
         self.log_path = root / "gcp.log"
         with self.log_path.open("w") as log:
             self.proc = subprocess.Popen([str(saas_python()), "-m", "decathlon.emulators.gcp", "--root", str(root)],
                                          stdout=subprocess.PIPE, stderr=log, text=True, cwd=str(root),
-                                         env={**os.environ, "PYTHONPATH": str(REPO)})
-        assert self.proc.stdout is not None
-        self.ready_line = self.proc.stdout.readline().strip()
+                                         env={**os.environ, "PYTHONPATH": str(REPO), **env})
+        self.ready_line = ready_line(self.proc)
         match = re.fullmatch(r'ready gcp \{"http": (\d+)\}', self.ready_line)
         if not match:
             self.proc.kill()
@@ -628,3 +635,105 @@ def test_two_emulators_share_no_state(emulator: Emulator, tmp_path: Path) -> Non
         assert got["theirs"][0][2] == f"Not found: Dataset {PROJECT}:{theirs}"
     assert first["tables"] == [{"table_schema": "iso_first", "table_name": "t"}]
     assert second["tables"] == [{"table_schema": "iso_second", "table_name": "t"}]
+
+
+def test_duckdb_functions_bigquery_lacks_are_refused_in_bigquerys_words(emulator: Emulator, tmp_path: Path) -> None:
+    """The agent's SQL reaches DuckDB: its file, system and extension functions (read_text, read_csv, glob, query,
+    getenv, COPY, ATTACH, INSTALL) must answer as BigQuery answers a function it does not have, and no file of the
+    host comes back whatever the spelling (DuckDB's file access is off besides)."""
+    secret = tmp_path / "grader_secret.csv"
+    secret.write_text("answer\nTHE-GROUND-TRUTH\n")
+    got = run(emulator, f'''
+        bq.create_dataset(f"{{P}}.ds_jail")
+        bq.query(f"CREATE TABLE `{{P}}.ds_jail.t` AS SELECT 1 AS a").result(timeout=30)
+        cases = {{
+            "read_text": "SELECT content FROM read_text('{secret}')",
+            "read_text_scalar": "SELECT read_text('{secret}')",
+            "read_csv": "SELECT * FROM read_csv('{secret}')",
+            "glob": "SELECT * FROM glob('{tmp_path}/*')",
+            "query": "SELECT * FROM query('SELECT 1')",
+            "getenv": "SELECT getenv('HOME') AS h",
+            "settings": "SELECT * FROM duckdb_settings()",
+            "version": "SELECT version() AS v",
+            "copy": f"COPY `{{P}}.ds_jail.t` TO '{tmp_path}/out.csv'",
+            "attach": "ATTACH '{tmp_path}/x.db' AS x",
+            "install": "INSTALL httpfs",
+            "load": "LOAD httpfs",
+            "quoted_path": "SELECT * FROM `{secret}`",
+        }}
+        out["refused"] = {{name: err(bq.query, sql) for name, sql in cases.items()}}
+        out["bigquery_functions_still_run"] = rows(
+            "SELECT SAFE_DIVIDE(1, 0) AS d, FORMAT_DATE('%Y', DATE '2024-05-06') AS y, "
+            "ARRAY_LENGTH(GENERATE_ARRAY(1, 3)) AS n, REGEXP_CONTAINS('abc', 'b') AS r")
+    ''', tmp_path)
+    refused = {name: quick(failure) for name, failure in got["refused"].items()}
+    assert refused["read_text"] == ["BadRequest", 400, "Table-valued function not found: read_text at [1:21]",
+                                    ["invalidQuery"]]
+    assert refused["read_text_scalar"] == ["BadRequest", 400, "Function not found: read_text at [1:8]", ["invalidQuery"]]
+    assert refused["read_csv"][2] == "Table-valued function not found: read_csv at [1:15]"
+    assert refused["glob"][:2] == ["BadRequest", 400]  # GLOB is an operator to sqlglot: a syntax error
+    assert refused["query"][2].startswith("Table-valued function not found: query")
+    assert refused["getenv"][2] == "Function not found: getenv at [1:8]"
+    assert refused["settings"][2].startswith("Table-valued function not found: duckdb_settings")
+    assert refused["version"][2] == "Function not found: version at [1:8]"
+    for name in ("copy", "attach", "install", "load", "quoted_path"):
+        assert refused[name][:2] in (["BadRequest", 400], ["NotFound", 404]), (name, refused[name])
+    assert "THE-GROUND-TRUTH" not in json.dumps(got)
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "x.db").exists()
+    assert got["bigquery_functions_still_run"] == [{"d": None, "y": "2024", "n": 3, "r": True}]
+
+
+HEAVY = ("SELECT SUM(LENGTH(REPEAT('x', MOD(a * b, 1000)))) AS s "
+         "FROM UNNEST(GENERATE_ARRAY(1, 8000)) AS a, UNNEST(GENERATE_ARRAY(1, 8000)) AS b")
+
+
+def test_a_heavy_query_stalls_no_other_client_and_ends_at_its_bound(tmp_path: Path) -> None:
+    """One query the agent sends must not hold the warehouse for the evaluator after it: a trivial query from
+    another client is answered while it runs, jobs.cancel stops it (`stopped`), and past its bound (here 3 s) it
+    ends as BigQuery ends a job that ran too long (`timeout`), its DuckDB work interrupted."""
+    emu = Emulator(tmp_path / "emu", DECATHLON_BIGQUERY_JOB_SECONDS="3")
+    try:
+        got = run(emu, f'''
+            heavy = bq.query({HEAVY!r})
+            time.sleep(0.3)
+            started = time.monotonic()
+            out["trivial"] = rows("SELECT 1 AS one")
+            out["trivial_seconds"] = time.monotonic() - started
+            out["heavy_state_meanwhile"] = bq.get_job(heavy.job_id).state
+            out["heavy_timed_out"] = err(heavy.result)
+            heavy.reload()
+            out["heavy_final"] = [heavy.state, heavy.error_result["reason"], heavy.error_result["message"]]
+            cancelled = bq.query({HEAVY!r})
+            time.sleep(0.3)
+            started = time.monotonic()
+            cancelled.cancel()
+            out["cancelled"] = err(cancelled.result)
+            out["cancel_seconds"] = time.monotonic() - started
+            cancelled.reload()
+            out["cancelled_final"] = [cancelled.state, cancelled.error_result["reason"]]
+            out["after"] = rows("SELECT 2 AS two")
+        ''', tmp_path)
+    finally:
+        assert emu.stop() == 0
+    assert got["trivial"] == [{"one": 1}] and got["trivial_seconds"] < 2.5, got
+    assert got["heavy_state_meanwhile"] == "RUNNING"
+    assert got["heavy_final"][:2] == ["DONE", "timeout"] and "timed out after 3 seconds" in got["heavy_final"][2]
+    assert got["heavy_timed_out"] is not None and got["heavy_timed_out"][4] < 8, got["heavy_timed_out"]
+    assert got["cancelled"] is not None and got["cancel_seconds"] < 3, got
+    assert got["cancelled_final"] == ["DONE", "stopped"]
+    assert got["after"] == [{"two": 2}]
+
+
+def test_a_result_too_large_to_return_is_refused_not_held(tmp_path: Path) -> None:
+    emu = Emulator(tmp_path / "emu", DECATHLON_BIGQUERY_MAX_RESULT_ROWS="1000")
+    try:
+        got = run(emu, '''
+            out["big"] = err(bq.query, "SELECT x FROM UNNEST(GENERATE_ARRAY(1, 5000)) AS x")
+            out["small"] = len(rows("SELECT x FROM UNNEST(GENERATE_ARRAY(1, 1000)) AS x"))
+        ''', tmp_path)
+    finally:
+        assert emu.stop() == 0
+    assert quick(got["big"])[1:] == [403, "Response too large to return. Consider specifying a destination table in your "
+                                     "job configuration. For more details, see "
+                                     "https://cloud.google.com/bigquery/troubleshooting-errors", ["responseTooLarge"]]
+    assert got["small"] == 1000

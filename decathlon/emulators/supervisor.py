@@ -7,8 +7,9 @@ then prints one line to stdout: `ready {"services": {name: {"pid": .., "ports": 
 
 It then stays, so that the episode's checks have one process to ask: a service that exits is
 recorded in `DIR/died.json` (which service, how, its log's tail). It stops every service on
-SIGTERM/SIGINT, and on its own when HOME (the episode's folder) disappears, so a host that vanished
-without a teardown leaves nothing running.
+SIGTERM/SIGINT, and on its own when WATCH (a folder of the episode's; HOME by default) is deleted, so a host that
+vanished without a teardown leaves nothing running. WATCH is held open and asked for its link count: in a root of
+the services' own (decathlon.sandbox.confine) a deleted folder's path may still resolve, to the mount point.
 """
 from __future__ import annotations
 
@@ -112,8 +113,23 @@ def _await_ready(children: list[Child]) -> str | None:
     return None
 
 
-def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host: str) -> int:
+def _watch(folder: Path | None) -> int | None:
+    if folder is None:
+        return None
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _deleted(fd: int | None) -> bool:
+    return fd is not None and os.fstat(fd).st_nlink == 0
+
+
+def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host: str,
+              watch: Path | None = None) -> int:
     logs.mkdir(parents=True, exist_ok=True)
+    watched = _watch(watch or home)
     stopping = False
 
     def on_signal(signum, frame):
@@ -139,7 +155,7 @@ def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host:
             if code is not None and c.name not in died:
                 died[c.name] = {"how": _how(code), "log_tail": log_tail(c.log)}
                 write_atomic(logs / "died.json", json.dumps(died, sort_keys=True))
-        if home is not None and not home.exists():
+        if _deleted(watched):
             break
     _stop(children)
     return 0
@@ -150,11 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", required=True, type=Path, help="the task root whose configs/users_data.json seeds the accounts")
     ap.add_argument("--logs", required=True, type=Path, help="where each service's log (and died.json) go")
     ap.add_argument("--services", required=True, help=f"comma-separated, of: {', '.join(KNOWN)}")
-    ap.add_argument("--home", type=Path, help="stop when this folder disappears (the episode's)")
+    ap.add_argument("--home", type=Path, help="the episode's folder (the front writes its CA bundle under it)")
+    ap.add_argument("--watch", type=Path, help="stop when this folder is deleted (default: HOME)")
     ap.add_argument("--host", default="127.0.0.1")
     args = ap.parse_args(argv)
     names = sorted({n.strip() for n in args.services.split(",") if n.strip()})
     unknown = [n for n in names if n not in KNOWN]
     if unknown or not names:
         ap.error(f"unknown service(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(KNOWN)}")
-    return supervise(names, args.root, args.logs, args.home, args.host)
+    return supervise(names, args.root, args.logs, args.home, args.host, args.watch)

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from decathlon.emulators.directory import USERS_FILE
-from decathlon.sandbox import netns, saas
+from decathlon.sandbox import confine, jail, netns, saas
 from decathlon.sandbox.clock import behind
 from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.output import tail
@@ -34,8 +34,13 @@ from decathlon.sandbox.users import Users
 SERVICE_OF_SERVER = {"emails": "mail", "canvas": "canvas", "woocommerce": "woocommerce"}
 WHAT = {"mail": "the mail server (IMAP 1143, SMTP 1587)", "canvas": "the Canvas LMS emulator (10001/20001)",
         "woocommerce": "the WooCommerce emulator (10003)",
-        "front": "the SaaS front (the episode's emulated Google Cloud and Snowflake, at their real host names)"}
+        "front": "the SaaS front (the episode's emulated Google Cloud and Snowflake, at their real host names)",
+        "confine": "the services' own root (decathlon/sandbox/confine.py)"}
 READY_TIMEOUT = 30.0
+# What the services take from the environment they are started from: nothing else of the host's (its proxies, its
+# DATABASE_URL, its credentials) is theirs to see, and the agent reaches them through SQL and HTTP.
+SERVICE_ENV_KEEP = ("LANG", "LC_ALL", "TZ", "DECATHLON_SERVICE_START_TIMEOUT", "DECATHLON_EMULATOR_SEED")
+SERVICE_PATH = "/usr/local/bin:/usr/bin:/bin"
 STOP_GRACE = 3.0  # the supervisor stops its services on SIGTERM; SIGKILL for the group after that
 RECORD = "services.json"
 
@@ -93,16 +98,24 @@ def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, 
     logs = logs_dir(home)
     logs.mkdir(parents=True)
     seed = _seed_root(home)
+    tmp = home.services_home / "tmp"
+    tmp.mkdir()
     users.give(home.services_home, "service", 0o700)
     extra = {}
+    writable = [str(home.services_home)]
+    interpreters = [sys.executable]
     if "front" in names:
         home.saas.mkdir()
         users.give(home.saas, "service", 0o755)
         extra = {"DECATHLON_SAAS_PYTHON": saas_python(), "DECATHLON_FRONT_EAGER": ",".join(eager or [])}
-    argv0, full_env = behind(users.prefix("service"), {**os.environ, **env, **extra, "PYTHONDONTWRITEBYTECODE": "1"})
+        writable.append(str(home.saas))
+        interpreters.append(saas_python())
+    argv0, full_env = behind(_prefix(users, writable, interpreters, env),
+                             {**service_env(home), **env, **extra})
     with open(logs / "supervisor.log", "ab") as log:
         proc = subprocess.Popen([*argv0, sys.executable, "-m", "decathlon.emulators", "--root", str(seed),
-                                 "--logs", str(logs), "--services", ",".join(names), "--home", str(home.root)],
+                                 "--logs", str(logs), "--services", ",".join(names), "--home", str(home.root),
+                                 "--watch", str(home.services_home)],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=full_env,
                                 start_new_session=True, cwd=str(home.root))
     line = _first_line(proc, READY_TIMEOUT)
@@ -115,6 +128,34 @@ def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, 
     path = home.state / RECORD
     path.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
     return record
+
+
+def service_env(home: Home) -> dict[str, str]:
+    """The services' environment, built rather than inherited: a fixed PATH, their own HOME and TMPDIR (their state
+    folder: what they write goes with the episode), and the few settings of ours they read."""
+    kept = {k: os.environ[k] for k in SERVICE_ENV_KEEP if k in os.environ}
+    return {**kept, "PATH": SERVICE_PATH, "HOME": str(home.services_home), "TMPDIR": str(home.services_home / "tmp"),
+            "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def confined(users: Users) -> bool:
+    """The services get a root of their own (decathlon.sandbox.confine) where the backend runs setup as root on the
+    host and hides the host from the episode (the local backend as root); in a container there is nothing of the
+    host to hide."""
+    return users.separated and os.geteuid() == 0 and bool(os.environ.get(jail.HIDE_ENV))
+
+
+def _prefix(users: Users, writable: list[str], interpreters: list[str], env: dict[str, str]) -> list[str]:
+    """How the supervisor starts: as the service user, in its own root where the backend wants that."""
+    if not confined(users):
+        return users.prefix("service")
+    uid = users.uid("service")
+    assert uid is not None  # separated
+    code = [str(Path(__file__).resolve().parents[1])]  # this package's code, nothing else of its tree
+    preload = [p for p in env.get("LD_PRELOAD", "").split() if os.path.isabs(p)]  # the frozen clock's library
+    plan = confine.standard_plan(uid, writable, interpreters, code + preload)
+    return [sys.executable, "-m", "decathlon.sandbox.confine", "--uid", str(uid),
+            *(a for p in plan.readonly for a in ("--ro", p)), *(a for p in plan.writable for a in ("--rw", p)), "--"]
 
 
 def saas_python() -> str:

@@ -44,6 +44,13 @@ def from_duckdb(exc: Exception, sql: str) -> QueryError:
     text = str(exc).split("\n", 1)[0]
     kind = type(exc).__name__
     text = re.sub(r"^[A-Za-z ]+ Error: ", "", text)
+    if kind == "InterruptException":  # the runner says why (decathlon.emulators.gcp.bigquery.runner)
+        return QueryError(400, "stopped", "Job execution was cancelled: User requested cancellation")
+    if kind == "OutOfMemoryException":
+        return QueryError(400, "resourcesExceeded", "Resources exceeded during query execution: The query could not "
+                          "be executed in the allotted memory.")
+    if kind == "PermissionException":  # DuckDB's locked-down configuration: nothing outside the warehouse
+        return QueryError(403, "accessDenied", "Access Denied: the query reads outside BigQuery")
     m = re.search(r'Referenced column "([^"]+)" not found', text)
     if m:
         return invalid_query(f"Unrecognized name: {m.group(1)} at {position(sql, m.group(1))}")

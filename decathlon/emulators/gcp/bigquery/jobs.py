@@ -1,10 +1,10 @@
-"""Jobs: query, load, extract, copy. Every job runs to completion when inserted (state DONE); a failure is the
-job's `status.errorResult`, as on the real service."""
+"""Jobs: query, load, extract, copy. A job is RUNNING from its insert until it ends (DONE); a failure is the job's
+`status.errorResult`, as on the real service, a cancelled or timed-out one included (decathlon.emulators.gcp.bigquery
+.runner runs them)."""
 from __future__ import annotations
 
+import io
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -32,10 +32,17 @@ class Job:
     result: QueryResult | None = None
     stats: dict[str, Any] = field(default_factory=dict)
     anon_table: tuple[str, str, str] | None = None
+    state: str = "PENDING"
+    stop: str | None = None  # why it is being stopped: "cancel" (jobs.cancel) or "timeout" (its bound)
+    connection: Any = field(default=None, repr=False)  # the DuckDB connection running it (to interrupt)
+
+    @property
+    def done(self) -> bool:
+        return self.state == "DONE"
 
     def resource(self) -> dict[str, Any]:
-        status: dict[str, Any] = {"state": "DONE"}
-        if self.error is not None:
+        status: dict[str, Any] = {"state": self.state}
+        if self.error is not None and self.done:
             status["errorResult"] = self.error.item()
             status["errors"] = [self.error.item()]
         statistics: dict[str, Any] = {"creationTime": epoch_millis(self.created)}
@@ -68,7 +75,8 @@ def run_query_job(wh: Warehouse, job: Job) -> None:
     cfg = job.configuration.get("query") or {}
     default = cfg.get("defaultDataset")
     default_ds = (default.get("projectId") or job.project, default["datasetId"]) if default else None
-    result = run(wh, cfg.get("query") or "", job.project, default_ds, cfg.get("queryParameters") or [])
+    result = run(wh, cfg.get("query") or "", job.project, default_ds, cfg.get("queryParameters") or [],
+                 stopped=lambda: job.stop is not None)
     job.result = result
     q: dict[str, Any] = {"statementType": result.statement_type, "totalBytesProcessed": str(result.bytes_processed),
                          "totalBytesBilled": "0", "cacheHit": False, "billingTier": 1,
@@ -231,11 +239,12 @@ def run_extract_job(wh: Warehouse, storage: StorageStore, job: Job) -> None:
         payload = "".join(json.dumps(_json_row(fields, r), ensure_ascii=False) + "\n" for r in rows).encode()
         content_type = "application/json"
     elif fmt == "PARQUET":
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "out.parquet")
-            wh.con.execute(f"COPY (SELECT * FROM {relation(p, d, name)}) TO '{path}' (FORMAT PARQUET)")
-            with open(path, "rb") as fh:
-                payload = fh.read()
+        # Through Arrow in memory: the warehouse's DuckDB has no file system (decathlon.emulators.gcp.bigquery.store).
+        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+
+        buf = io.BytesIO()
+        pq.write_table(wh.con.execute(f"SELECT * FROM {relation(p, d, name)}").fetch_arrow_table(), buf)
+        payload = buf.getvalue()
         content_type = "application/octet-stream"
     else:
         raise QueryError(400, "invalid", f"Destination format {fmt} is not supported by this emulator.")

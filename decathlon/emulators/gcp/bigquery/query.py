@@ -2,11 +2,12 @@
 request is a script: its result is the last SELECT's), and name anonymous columns `f0_` like BigQuery."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from decathlon.emulators.gcp.bigquery.errors import QueryError, from_duckdb, invalid_query
 from decathlon.emulators.gcp.bigquery.sql import Statement, translate
@@ -76,17 +77,32 @@ def bind(params: list[dict[str, Any]]) -> tuple[dict[str, Any], list[Any]]:
     return named, positional
 
 
+# A result is held in memory to be paged out: past this many rows BigQuery's own answer for an oversized response.
+MAX_RESULT_ROWS = int(os.environ.get("DECATHLON_BIGQUERY_MAX_RESULT_ROWS", "1000000"))
+FETCH_BATCH = 10_000
+
+
+class Stopped(Exception):
+    """The job was asked to stop (jobs.cancel, or its time bound) between statements or row batches."""
+
+
 def run(wh: Warehouse, sql: str, project: str, default_dataset: tuple[str, str] | None,
-        params: list[dict[str, Any]]) -> QueryResult:
-    """Runs under the warehouse lock (one DuckDB connection, statements in order)."""
-    statements = translate(sql, project, default_dataset, wh)
+        params: list[dict[str, Any]], stopped: Callable[[], bool] = lambda: False) -> QueryResult:
+    """Statements in order on this thread's connection; the metadata read and written under the warehouse lock,
+    DuckDB's work outside it (another job, or the evaluator's, is not kept waiting). `stopped` is asked between
+    statements and row batches; DuckDB's own work is interrupted through the connection (decathlon.emulators.gcp
+    .bigquery.runner)."""
+    with wh.lock:
+        statements = translate(sql, project, default_dataset, wh)
     named, positional = bind(params)
     script = len(statements) > 1
     result = QueryResult("SCRIPT" if script else statements[0].statement_type)
     con = wh.con
     try:
         for st in statements:
-            last = _execute(wh, con, st, sql, named, positional)
+            if stopped():
+                raise Stopped()
+            last = _execute(wh, con, st, sql, named, positional, stopped)
             if last.returns_rows or not script:
                 result.fields, result.rows = last.fields, last.rows
             result.dml_affected = last.dml_affected if not script else result.dml_affected
@@ -98,8 +114,23 @@ def run(wh: Warehouse, sql: str, project: str, default_dataset: tuple[str, str] 
     return result
 
 
+def _fetch(cur: Any, stopped: Callable[[], bool]) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = []
+    while True:
+        if stopped():
+            raise Stopped()
+        batch = cur.fetchmany(FETCH_BATCH)
+        if not batch:
+            return rows
+        rows.extend(batch)
+        if len(rows) > MAX_RESULT_ROWS:
+            raise QueryError(403, "responseTooLarge", "Response too large to return. Consider specifying a destination "
+                             "table in your job configuration. For more details, see "
+                             "https://cloud.google.com/bigquery/troubleshooting-errors")
+
+
 def _execute(wh: Warehouse, con: Any, st: Statement, sql: str, named: dict[str, Any],
-             positional: list[Any]) -> QueryResult:
+             positional: list[Any], stopped: Callable[[], bool] = lambda: False) -> QueryResult:
     import duckdb  # type: ignore[import-not-found]
 
     args: Any = None
@@ -124,7 +155,7 @@ def _execute(wh: Warehouse, con: Any, st: Statement, sql: str, named: dict[str, 
                 raise invalid_query(f"Duplicate column names in the result are not supported. Found duplicate(s): "
                                     f"{', '.join(dupes)}")
             out.fields = [field_from_duck(d[0], d[1]) for d in description]
-            out.rows = cur.fetchall()
+            out.rows = _fetch(cur, stopped)
         elif st.dml:
             row = cur.fetchone()
             out.dml_affected = int(row[0]) if row else 0
@@ -134,6 +165,14 @@ def _execute(wh: Warehouse, con: Any, st: Statement, sql: str, named: dict[str, 
         raise from_duckdb(exc, sql) from None
     if st.ddl_operation:
         out.ddl_operation, out.ddl_target = st.ddl_operation, st.target
+    with wh.lock:
+        _record(wh, st, sql)
+    return out
+
+
+def _record(wh: Warehouse, st: Statement, sql: str) -> None:
+    """What a statement changed, in the warehouse's metadata."""
+    if st.ddl_operation:
         wh.sync()
         if st.target and st.statement_type.startswith("CREATE") and st.target in wh.tables:
             t: Table = wh.tables[st.target]
@@ -145,7 +184,6 @@ def _execute(wh: Warehouse, con: Any, st: Statement, sql: str, named: dict[str, 
                 t.view_query = re.sub(r"(?is)^.*?\bAS\b\s*", "", sql, count=1).strip().rstrip(";")
     elif st.dml and st.target in wh.tables:
         wh.tables[st.target].modified = wh.clock()  # type: ignore[index,unused-ignore]
-    return out
 
 
 def _at(sql: str, needle: str) -> str:

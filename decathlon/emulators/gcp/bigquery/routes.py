@@ -1,7 +1,8 @@
 """BigQuery v2 REST routes (`/bigquery/v2/projects/{project}/...`, uploads under `/upload/bigquery/v2`).
 
-All warehouse work runs on one worker thread, in order: DuckDB's connection is single-threaded, and a long
-query must not stall the event loop (Storage and OAuth keep answering meanwhile)."""
+Metadata work (datasets, tables, rows) runs on one worker thread, in order, under the warehouse's lock; jobs run
+beside it, each on a thread of its own and within its time bound (decathlon.emulators.gcp.bigquery.runner): a long
+query stalls neither the event loop (Storage and OAuth keep answering) nor the next client's job."""
 from __future__ import annotations
 
 import asyncio
@@ -16,6 +17,7 @@ from decathlon.emulators.gcp.bigquery import jobs as jobs_mod
 from decathlon.emulators.gcp.bigquery.errors import QueryError
 from decathlon.emulators.gcp.bigquery.jobs import Job
 from decathlon.emulators.gcp.bigquery.resources import dataset_json, page_offset, page_token, rows_page, table_json
+from decathlon.emulators.gcp.bigquery.runner import INSERT_WAIT, JobRunner, wait_seconds
 from decathlon.emulators.gcp.bigquery.store import Dataset, Table, Warehouse, relation
 from decathlon.emulators.gcp.bigquery.types import duck_type, quote_ident
 from decathlon.emulators.gcp.bigquery.values import LoadError, json_rows
@@ -56,9 +58,14 @@ class BigQueryRoutes:
         self.anon: dict[tuple[str, str, str], Job] = {}
         self.sessions: dict[str, ResumableSession] = {}
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bigquery")
+        self.runner = JobRunner(self._execute)
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+        def locked() -> T:
+            with self.wh.lock:
+                return fn(*args)
+
+        return await asyncio.get_running_loop().run_in_executor(self._worker, locked)
 
     # lookups (worker thread)
     def dataset(self, project: str, dataset: str) -> Dataset:
@@ -332,37 +339,46 @@ class BigQueryRoutes:
                 config["query"]["useLegacySql"] = False  # legacy SQL is not emulated: GoogleSQL answers
         return Job(proj, job_id, ref.get("location") or "US", kinds[0].upper(), config, self.wh.clock())
 
-    def _run(self, job: Job, data: bytes | None = None) -> Job:
+    def _execute(self, job: Job, data: bytes | None) -> None:
+        """One job, on its own thread (decathlon.emulators.gcp.bigquery.runner): a query's DuckDB work outside the
+        warehouse lock, the rest under it."""
+        job.connection = self.wh.con
         job.started = self.wh.clock()
         try:
             if job.job_type == "QUERY":
                 if job.configuration["query"].get("dryRun") or job.configuration.get("dryRun"):
                     from decathlon.emulators.gcp.bigquery.sql import translate
-                    translate(job.configuration["query"].get("query") or "", job.project, None, self.wh)
+                    with self.wh.lock:
+                        translate(job.configuration["query"].get("query") or "", job.project, None, self.wh)
                 else:
                     jobs_mod.run_query_job(self.wh, job)
-            elif job.job_type == "LOAD":
-                jobs_mod.run_load_job(self.wh, self.storage, job, data)
-            elif job.job_type == "EXTRACT":
-                jobs_mod.run_extract_job(self.wh, self.storage, job)
             else:
-                jobs_mod.run_copy_job(self.wh, job)
-        except QueryError as exc:
-            job.error = exc
+                with self.wh.lock:
+                    if job.job_type == "LOAD":
+                        jobs_mod.run_load_job(self.wh, self.storage, job, data)
+                    elif job.job_type == "EXTRACT":
+                        jobs_mod.run_extract_job(self.wh, self.storage, job)
+                    else:
+                        jobs_mod.run_copy_job(self.wh, job)
         except ApiError as exc:
             err = (exc.body.get("error") or {}) if isinstance(exc.body, dict) else {}
             reason = ((err.get("errors") or [{}])[0]).get("reason", "invalid")
             job.error = QueryError(exc.status, reason, err.get("message", str(exc)))
-        job.ended = self.wh.clock()
+        finally:
+            job.ended = self.wh.clock()
+            if job.anon_table:  # where tabledata.list finds its rows
+                self.anon[job.anon_table] = job
+
+    async def _start(self, project: str, body: dict[str, Any], data: bytes | None = None) -> Job:
+        job = self._new_job(project, body)
+        await self.runner.start(job, data, list(self.jobs.values()))
         self.jobs[(job.project, job.job_id)] = job
-        if job.anon_table:
-            self.anon[job.anon_table] = job
         return job
 
     async def insert_job(self, request: web.Request) -> web.Response:
         body = await _body(request)
-        project = request.match_info["project"]
-        job = await self.call(lambda: self._run(self._new_job(project, body)))
+        job = await self._start(request.match_info["project"], body)
+        await self.runner.wait(job, INSERT_WAIT)
         return json_response(job.resource())
 
     async def upload_job(self, request: web.Request) -> web.Response:
@@ -380,7 +396,8 @@ class BigQueryRoutes:
                         f"?uploadType=resumable&upload_id={upload_id}")
             return web.Response(status=200, headers={"Location": location, "X-GUploader-UploadID": upload_id})
         metadata, media, _ = multipart_related(request.headers.get("Content-Type", ""), data)
-        job = await self.call(lambda: self._run(self._new_job(project, metadata), media))
+        job = await self._start(project, metadata, media)
+        await self.runner.wait(job, INSERT_WAIT)
         return json_response(job.resource())
 
     async def upload_chunk(self, request: web.Request) -> web.Response:
@@ -392,8 +409,8 @@ class BigQueryRoutes:
             return web.Response(status=308, headers={"Range": f"bytes=0-{len(session.data) - 1}"} if session.data else {})
         del self.sessions[session.upload_id]
         project = session.params["project"]
-        data = bytes(session.data)
-        job = await self.call(lambda: self._run(self._new_job(project, session.metadata), data))
+        job = await self._start(project, session.metadata, bytes(session.data))
+        await self.runner.wait(job, INSERT_WAIT)
         return json_response(job.resource())
 
     def _job(self, project: str, job_id: str) -> Job:
@@ -408,11 +425,17 @@ class BigQueryRoutes:
 
     async def cancel_job(self, request: web.Request) -> web.Response:
         m = request.match_info
-        return json_response({"kind": "bigquery#jobCancelResponse", "job": self._job(m["project"], m["job"]).resource()})
+        job = self._job(m["project"], m["job"])
+        self.runner.stop(job, "cancel")
+        await self.runner.wait(job, 1.0)  # most stop at once: the answer then shows it DONE, as BigQuery's often does
+        return json_response({"kind": "bigquery#jobCancelResponse", "job": job.resource()})
 
     async def delete_job(self, request: web.Request) -> web.Response:
         m = request.match_info
-        self._job(m["project"], m["job"])
+        job = self._job(m["project"], m["job"])
+        if not job.done:
+            raise invalid(f"Job {job.project}:{job.location}.{job.job_id} cannot be deleted: it is still running. "
+                          "Cancel it first.")
         del self.jobs[(m["project"], m["job"])]
         return web.Response(status=204)
 
@@ -422,16 +445,18 @@ class BigQueryRoutes:
         start = page_offset(request.query.get("pageToken"), None)
         size = _int(request.query.get("maxResults")) or 1000
         out: dict[str, Any] = {"kind": "bigquery#jobList", "etag": f'"{len(items)}"',
-                               "jobs": [{**j.resource(), "state": "DONE"} for j in items[start:start + size]]}
+                               "jobs": [{**j.resource(), "state": j.state} for j in items[start:start + size]]}
         if start + size < len(items):
             out["nextPageToken"] = page_token(start + size)
         return json_response(out)
 
     def _results(self, job: Job, max_results: int | None, offset: int, int64_ts: bool, kind: str) -> dict[str, Any]:
+        reference = {"projectId": job.project, "jobId": job.job_id, "location": job.location}
+        if not job.done:
+            return {"kind": kind, "etag": f'"{job.job_id[:12]}"', "jobReference": reference, "jobComplete": False}
         if job.error is not None:
             raise job.error.api_error()
-        out: dict[str, Any] = {"kind": kind, "etag": f'"{job.job_id[:12]}"',
-                               "jobReference": {"projectId": job.project, "jobId": job.job_id, "location": job.location},
+        out: dict[str, Any] = {"kind": kind, "etag": f'"{job.job_id[:12]}"', "jobReference": reference,
                                "jobComplete": True, "cacheHit": False, "totalBytesProcessed": "0"}
         r = job.result
         if r is not None and r.returns_rows:
@@ -453,6 +478,7 @@ class BigQueryRoutes:
         job = self._job(m["project"], m["job"])
         int64_ts = _truthy(q.get("formatOptions.useInt64Timestamp", ""))
         offset = page_offset(q.get("pageToken"), q.get("startIndex"))
+        await self.runner.wait(job, wait_seconds(q.get("timeoutMs")))
         body = await self.call(lambda: self._results(job, _int(q.get("maxResults")), offset, int64_ts,
                                                      "bigquery#getQueryResultsResponse"))
         return json_response(body)
@@ -464,14 +490,18 @@ class BigQueryRoutes:
             raise invalid("Required parameter is missing: query")
         config: dict[str, Any] = {"query": {k: body[k] for k in ("query", "useLegacySql", "defaultDataset", "queryParameters",
                                                   "parameterMode", "maximumBytesBilled", "labels") if k in body}}
+        if body.get("jobTimeoutMs"):
+            config["jobTimeoutMs"] = body["jobTimeoutMs"]
         if body.get("dryRun"):
             config["dryRun"] = True
         int64_ts = bool((body.get("formatOptions") or {}).get("useInt64Timestamp"))
         job_body = {"jobReference": {"projectId": project, "location": body.get("location") or "US"},
                     "configuration": config}
 
+        job = await self._start(project, job_body)
+        await self.runner.wait(job, wait_seconds(body.get("timeoutMs")))
+
         def work() -> dict[str, Any]:
-            job = self._run(self._new_job(project, job_body))
             out = self._results(job, _int(body.get("maxResults")), 0, int64_ts, "bigquery#queryResponse")
             out["queryId"] = job.job_id
             return out

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from decathlon.emulators.gcp.bigquery import functions
 from decathlon.emulators.gcp.bigquery.errors import QueryError, invalid_query
 from decathlon.emulators.gcp.bigquery.store import Warehouse, schema_name
 from decathlon.emulators.gcp.bigquery.types import bq_type
@@ -67,6 +68,10 @@ def translate(sql: str, project: str, default_dataset: tuple[str, str] | None, w
     except SqlglotError as exc:
         raise _syntax_error(exc) from None
     script = len(trees) > 1
+    udfs = functions.udf_names(trees, exp)
+    datasets = {d.lower() for _, d in wh.datasets}
+    for tree in trees:
+        functions.check(tree, sql, exp, udfs, datasets)
     out = []
     for tree in trees:
         out.append(_statement(tree, sql, project, default_dataset, wh, script, exp))

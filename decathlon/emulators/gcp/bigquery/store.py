@@ -1,7 +1,12 @@
 """The warehouse: one in-memory DuckDB per process (datasets are schemas named `project:dataset`) and the
-BigQuery metadata DuckDB has no place for (modes, descriptions, partitioning, labels, times)."""
+BigQuery metadata DuckDB has no place for (modes, descriptions, partitioning, labels, times).
+
+DuckDB runs the agent's SQL, so it is locked down when it opens: no file system, no extensions, no settings changed
+afterwards, a memory limit and no spilling to disk. Each thread works through a connection of its own to the one
+database (jobs run side by side, each interruptible); the metadata is shared, under `lock`."""
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -58,6 +63,26 @@ def relation(project: str, dataset: str, table: str) -> str:
     return f"{quote_ident(schema_name(project, dataset))}.{quote_ident(table)}"
 
 
+# The agent's SQL must not leave the database: DuckDB's file functions (read_text, read_csv, COPY, ATTACH, glob),
+# extensions (INSTALL, LOAD, httpfs) and changes to these settings are refused by DuckDB itself.
+MEMORY_LIMIT = os.environ.get("DECATHLON_BIGQUERY_MEMORY", "512MB")
+THREADS = int(os.environ.get("DECATHLON_BIGQUERY_THREADS", "2"))
+LOCKED_CONFIG: dict[str, Any] = {
+    "enable_external_access": False, "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+    "allow_community_extensions": False, "allow_unsigned_extensions": False, "memory_limit": MEMORY_LIMIT,
+    "threads": THREADS, "max_temp_directory_size": "0B",
+}
+
+
+def open_database() -> Any:
+    import duckdb  # type: ignore[import-not-found]
+
+    con = duckdb.connect(":memory:", config=LOCKED_CONFIG)
+    con.execute("SET GLOBAL TimeZone = 'UTC'")
+    con.execute("SET lock_configuration = true")
+    return con
+
+
 class Warehouse:
     def __init__(self, clock: Clock, ids: Ids) -> None:
         self.clock = clock
@@ -65,17 +90,21 @@ class Warehouse:
         self.lock = threading.RLock()
         self.datasets: dict[tuple[str, str], Dataset] = {}
         self.tables: dict[tuple[str, str, str], Table] = {}
-        self._con: Any = None
+        self._root: Any = None
+        self._opening = threading.Lock()
+        self._local = threading.local()
 
     @property
     def con(self) -> Any:
-        # DuckDB is imported on first use so that the process is ready before the import cost is paid.
-        if self._con is None:
-            import duckdb  # type: ignore[import-not-found]
-            con = duckdb.connect(":memory:")
-            con.execute("SET TimeZone = 'UTC'")
-            self._con = con
-        return self._con
+        """This thread's connection to the database (a DuckDB connection is not shared between threads). DuckDB is
+        imported on first use so that the process is ready before the import cost is paid."""
+        con = getattr(self._local, "con", None)
+        if con is None:
+            with self._opening:
+                if self._root is None:
+                    self._root = open_database()
+            con = self._local.con = self._root.cursor()
+        return con
 
     # datasets
     def create_dataset(self, ds: Dataset) -> None:

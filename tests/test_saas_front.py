@@ -4,10 +4,12 @@ an emulator that cannot start or dies is named. The emulators here are echo stan
 the front is tested alone; tests/test_saas_episode.py runs the real ones."""
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -53,6 +55,51 @@ def _curl(port: int, bundle: Path, url: str, *extra: str) -> subprocess.Complete
 
 
 needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+
+
+def _tunnel(port: int, host: str) -> tuple[socket.socket, bytes]:
+    """A CONNECT to `host`:443 through the front: the socket (every wait on it bounded) and the front's answer head.
+    Read a byte at a time so nothing of the TLS stream that follows is consumed with the head."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(f"CONNECT {host}:443 HTTP/1.1\r\nHost: {host}:443\r\n\r\n".encode())
+    head = b""
+    while not head.endswith(b"\r\n\r\n") and len(head) < 16 * 1024:
+        byte = sock.recv(1)
+        if not byte:
+            break
+        head += byte
+    return sock, head
+
+
+def _tls(port: int, bundle: Path, host: str, sni: str | None = None, alpn: list[str] | None = None,
+         ctx: ssl.SSLContext | None = None) -> ssl.SSLSocket:
+    """TLS through the front to `host`, verified as Python verifies by default (the episode's bundle, the host
+    name checked), naming `sni` (default: `host`) in the ClientHello."""
+    sock, head = _tunnel(port, host)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    if ctx is None:
+        ctx = ssl.create_default_context(cafile=str(bundle))
+    if alpn:
+        ctx.set_alpn_protocols(alpn)
+    try:
+        return ctx.wrap_socket(sock, server_hostname=host if sni is None else sni)
+    except BaseException:
+        sock.close()
+        raise
+
+
+def _get(tls: ssl.SSLSocket, host: str, path: str) -> dict:
+    tls.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+    response = http.client.HTTPResponse(tls)  # reads through tls.makefile, every read under its timeout
+    response.begin()
+    assert response.status == 200
+    return json.loads(response.read())
+
+
+def _names(cert: dict) -> tuple[list[str], list[str]]:
+    """The subject's common names and the DNS names of the certificate's subjectAltName."""
+    common = [v for rdn in cert["subject"] for k, v in rdn if k == "commonName"]
+    return common, [v for k, v in cert.get("subjectAltName", ()) if k == "DNS"]
 
 
 @needs_curl
@@ -175,3 +222,98 @@ def test_the_snowflake_connectors_own_urllib3_reaches_the_front_under_the_http_r
     out = subprocess.run([str(saas_python()), "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr[-3000:]
     assert json.loads(out.stdout.strip().splitlines()[-1])["host"] == "xy12345.snowflakecomputing.com"
+
+
+# Region-qualified accounts (the form real Snowflake account URLs often take) and the deeper forms
+# (cloud-qualified, privatelink): one label more than the `*.snowflakecomputing.com` wildcard covers.
+DEEP_SNOWFLAKE_HOSTS = ("xy12345.us-east-1.snowflakecomputing.com", "xy12345.us-central1.gcp.snowflakecomputing.com",
+                        "myorg-acct.privatelink.snowflakecomputing.com")
+
+
+def test_a_region_qualified_snowflake_account_verifies_with_pythons_default_verification(front):
+    port, bundle, _ = front()
+    for host in DEEP_SNOWFLAKE_HOSTS:
+        with _tls(port, bundle, host) as tls:
+            assert _names(tls.getpeercert()) == ([host], [host])  # a leaf for exactly the name asked for
+            assert _get(tls, host, "/session/v1/login-request") == {
+                "service": "snowflake", "host": host, "path": "/session/v1/login-request"}
+
+
+@needs_curl
+def test_curl_verifies_a_region_qualified_snowflake_account(front):
+    port, bundle, _ = front()
+    url = "https://xy12345.us-east-1.snowflakecomputing.com/session/v1/login-request"
+    out = _curl(port, bundle, url)
+    assert out.returncode == 0, out.stderr  # was 60: the one-label wildcard does not cover it
+    assert json.loads(out.stdout)["host"] == "xy12345.us-east-1.snowflakecomputing.com"
+
+
+def test_each_routed_host_gets_a_leaf_naming_only_itself(front):
+    port, bundle, _ = front()
+    for host in ("bigquery.googleapis.com", "storage.googleapis.com", "oauth2.googleapis.com",
+                 "xy12345.snowflakecomputing.com", "XY12345.SnowflakeComputing.com"):
+        with _tls(port, bundle, host) as tls:
+            assert _names(tls.getpeercert()) == ([host.lower()], [host.lower()])
+            assert _get(tls, host, "/x")["path"] == "/x"
+
+
+def test_the_grpc_host_still_negotiates_h2_with_a_leaf_of_its_own(front):
+    port, bundle, _ = front()
+    with _tls(port, bundle, "logging.googleapis.com", alpn=["h2", "http/1.1"]) as tls:
+        assert tls.selected_alpn_protocol() == "h2"
+        assert _names(tls.getpeercert()) == (["logging.googleapis.com"], ["logging.googleapis.com"])
+    with _tls(port, bundle, "bigquery.googleapis.com", alpn=["h2", "http/1.1"]) as tls:
+        assert tls.selected_alpn_protocol() == "http/1.1"
+
+
+def test_a_client_that_names_no_host_gets_the_default_leaf(front):
+    port, bundle, _ = front()
+    ctx = ssl.create_default_context(cafile=str(bundle))
+    ctx.check_hostname = False  # no name sent, none to check; the chain is still verified
+    sock, head = _tunnel(port, "bigquery.googleapis.com")
+    assert head.startswith(b"HTTP/1.1 200"), head
+    with ctx.wrap_socket(sock, server_hostname=None) as tls:
+        common, dns = _names(tls.getpeercert())
+        assert sorted(dns) == routes.certificate_names()
+        assert _get(tls, "bigquery.googleapis.com", "/y")["path"] == "/y"
+
+
+def test_names_the_front_does_not_route_get_no_leaf(front):
+    port, bundle, _ = front()
+    # Deeper Google names are not routed (only the exact API hosts are): refused at the CONNECT, by name.
+    for host in ("a.bigquery.googleapis.com", "snowflakecomputing.com", "xy12345.snowflakecomputing.com.evil.example"):
+        sock, head = _tunnel(port, host)
+        sock.close()
+        assert head.startswith(b"HTTP/1.1 502"), head
+    # A routed tunnel whose ClientHello names a host nothing routes: no certificate at all, not a wrong one. (The
+    # front's `unrecognized_name` alert is dropped by asyncio, which closes a failed handshake unflushed: the client
+    # sees the connection end.)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE  # so that only the front's refusal can fail the handshake
+    for sni in ("api.notion.com", "a.bigquery.googleapis.com"):
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            _tls(port, bundle, "xy12345.snowflakecomputing.com", sni=sni, ctx=ctx).close()
+    with _tls(port, bundle, "xy12345.us-east-1.snowflakecomputing.com") as tls:  # and the front still serves
+        assert _get(tls, "xy12345.us-east-1.snowflakecomputing.com", "/z")["path"] == "/z"
+
+
+def test_the_leaf_cache_is_bounded_and_refuses_what_routing_refuses():
+    from decathlon.emulators.front.sni import Leaves
+    leaves = Leaves(ca.make(routes.certificate_names()), limit=8)
+    first = leaves.context("a0.snowflakecomputing.com", "http/1.1")
+    assert first is not None
+    assert leaves.context("A0.snowflakecomputing.com.", "http/1.1") is first  # one leaf per name, cached
+    began = time.monotonic()
+    for i in range(1, 200):
+        assert leaves.context(f"a{i}.eu-west-1.snowflakecomputing.com", "http/1.1") is not None
+        assert leaves.context("a0.snowflakecomputing.com", "http/1.1") is first  # recently used: kept
+    assert time.monotonic() - began < 20  # minting is signing only, no key generation per name
+    assert len(leaves) == 8
+    assert leaves.context("a1.eu-west-1.snowflakecomputing.com", "http/1.1") is not None
+    assert len(leaves) == 8  # the least recently used went
+    for refused in ("api.notion.com", "a.bigquery.googleapis.com", "snowflakecomputing.com",
+                    "*.snowflakecomputing.com", "a b.snowflakecomputing.com", "a..snowflakecomputing.com",
+                    "x" * 64 + ".snowflakecomputing.com", ""):
+        assert leaves.context(refused, "http/1.1") is None, refused
+    assert len(leaves) == 8

@@ -1,5 +1,5 @@
-"""The front's HTTPS proxy: CONNECT to an emulated host is answered 200, TLS terminated with the episode's
-leaf certificate, the plain bytes relayed to the emulator; anything else gets a 502 that names the host."""
+"""The front's HTTPS proxy: CONNECT to an emulated host is answered 200, TLS terminated with a leaf for the host
+the client names (sni.py), the plain bytes relayed to the emulator; anything else gets a 502 that names the host."""
 from __future__ import annotations
 
 import asyncio
@@ -11,6 +11,7 @@ from typing import Callable
 from decathlon.emulators.front.backends import BackendError, Backends
 from decathlon.emulators.front.ca import Certificates
 from decathlon.emulators.front.routes import Route, route_for
+from decathlon.emulators.front.sni import Leaves
 
 HEAD_LIMIT = 16 * 1024
 HEAD_TIMEOUT = 30.0
@@ -23,10 +24,14 @@ class Front:
         self.backends = backends
         self._contexts: dict[str, ssl.SSLContext] = {}
         self._certs = certs
+        self._leaves = Leaves(certs)
 
     def _context(self, alpn: str) -> ssl.SSLContext:
+        """The default leaf's context for `alpn`; its SNI callback swaps in the leaf of the host the client names."""
         if alpn not in self._contexts:
-            self._contexts[alpn] = self._certs.server_context(alpn)
+            ctx = self._certs.server_context(alpn)
+            ctx.sni_callback = self._leaves.callback(alpn)
+            self._contexts[alpn] = ctx
         return self._contexts[alpn]
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

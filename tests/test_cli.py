@@ -69,7 +69,8 @@ def test_table_output_and_gc():
     proc = decathlon("run", "csv-sales-summary", "--source", str(MINI), "--policy", "null", "--launch-time", LAUNCH)
     assert proc.returncode == 0 and "csv-sales-summary" in proc.stdout and "reward" in proc.stdout
     proc = decathlon("gc", "--backend", "local", "--run", "no-such-run")
-    assert proc.returncode == 0 and json.loads(proc.stdout) == {"removed": 0, "skipped_live": 0, "skipped_foreign": 0}
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {"removed": 0, "skipped_live": 0, "skipped_foreign": 0,
+                                                        "runs": []}
 
 
 def test_manage_context_shortens_what_the_policy_sees_but_not_the_log(source):

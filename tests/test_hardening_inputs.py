@@ -80,7 +80,10 @@ def test_10_gc_without_run_leaves_a_live_run_alone_and_force_takes_it(tmp_path):
 
         gc = decathlon("gc", env=env)
         assert gc.returncode == 0, gc.stderr
-        assert json.loads(gc.stdout) == {"removed": 1, "skipped_live": 1, "skipped_foreign": 1}
+        out = json.loads(gc.stdout)
+        assert (out["removed"], out["skipped_live"], out["skipped_foreign"]) == (1, 1, 1)
+        assert [(r["run"], r["action"]) for r in out["runs"]] == sorted([("dead-run", "removed"),
+                                                                         ("other-run", "skipped"), (run, "skipped")])
         assert "--force" in gc.stderr
         assert not dead.root.exists() and other.root.exists() and len(_boxes(tmp_path / "boxes")) == 2
         assert live.poll() is None, "the live run must not notice gc"
@@ -101,7 +104,9 @@ def test_10_a_killed_runs_lease_is_free_at_once(tmp_path):
     live.kill()  # SIGKILL: no handler runs, the kernel drops the lock
     live.wait()
     gc = decathlon("gc", "--run", run, env=env)
-    assert json.loads(gc.stdout) == {"removed": 1, "skipped_live": 0, "skipped_foreign": 0}
+    out = json.loads(gc.stdout)
+    assert (out["removed"], out["skipped_live"], out["skipped_foreign"]) == (1, 0, 0)
+    assert [(r["run"], r["action"]) for r in out["runs"]] == [(run, "removed")]
     assert not list((tmp_path / "leases").glob("*.lease")), "gc tidies the leases of dead runs"
 
 

@@ -6,26 +6,46 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from decathlon.backends.daemon_channel import NotConnected
-from decathlon.backends.leases import OWNER_LABEL, owner
+from decathlon.backends.leases import OWNER_LABEL, Verdict, owner, sandbox_labels
 
 MANAGED_LABEL = "decathlon.managed"
 
 
 @dataclass
 class GcResult:
-    """What `decathlon gc` did: removed, and left alone because a live run owns it or another user does."""
+    """What `decathlon gc` did: removed, and left alone because a live run owns it or another user does;
+    and per run, what it did and why (so a user can see which run it judged dead, and on what evidence)."""
     removed: int = 0
     skipped_live: int = 0
     skipped_foreign: int = 0
+    tally: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (run, action, why) → sandboxes
 
-    def skip(self, why: str) -> None:
-        if why == "live":
+    def skip(self, run: str | None, verdict: Verdict) -> None:
+        if verdict.keep == "live":
             self.skipped_live += 1
         else:
             self.skipped_foreign += 1
+        self._count(run, "skipped", verdict.why)
+
+    def took(self, run: str | None, verdict: Verdict, n: int = 1) -> None:
+        self.removed += n
+        self._count(run, "removed", verdict.why, n)
+
+    def failed(self, run: str | None, why: str, n: int = 1) -> None:
+        """Judged dead but not removed (the backend refused): said, so it is not mistaken for gone."""
+        self._count(run, "failed", why, n)
+
+    def _count(self, run: str | None, action: str, why: str, n: int = 1) -> None:
+        key = (run or "", action, why)
+        self.tally[key] = self.tally.get(key, 0) + n
+
+    def runs(self) -> list[dict]:
+        return [{"run": run or None, "action": action, "why": why, "sandboxes": n}
+                for (run, action, why), n in sorted(self.tally.items())]
 
     def to_json(self) -> dict:
-        return {"removed": self.removed, "skipped_live": self.skipped_live, "skipped_foreign": self.skipped_foreign}
+        return {"removed": self.removed, "skipped_live": self.skipped_live, "skipped_foreign": self.skipped_foreign,
+                "runs": self.runs()}
 
 
 @dataclass(frozen=True)
@@ -37,8 +57,9 @@ class SandboxSpec:
     labels: dict[str, str] = field(default_factory=dict)
 
     def all_labels(self) -> dict[str, str]:
+        # Where the run's lease is and which process holds it: a gc with another lease folder still sees it live.
         return {MANAGED_LABEL: "true", "decathlon.run": self.run_id, "decathlon.episode": self.episode_id,
-                "decathlon.task": self.task, OWNER_LABEL: owner(), **self.labels}
+                "decathlon.task": self.task, OWNER_LABEL: owner(), **sandbox_labels(self.run_id), **self.labels}
 
 
 @dataclass(frozen=True)

@@ -617,12 +617,12 @@ class ComposeBackend:
         def sweep() -> GcResult:
             result = GcResult()
             for ident, name, have in self._listed(wanted):
-                why = leases.collectable(have, force, labels)
-                if why:
-                    result.skip(why)
+                verdict = leases.judge(have, force, labels)
+                if verdict.keep:
+                    result.skip(have.get(leases.RUN_LABEL), verdict)
                     continue
                 self._remove(ident, name)
-                result.removed += 1
+                result.took(have.get(leases.RUN_LABEL), verdict)
             self._sweep_channels()
             return result
         return await asyncio.to_thread(sweep)

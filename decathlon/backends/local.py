@@ -308,15 +308,15 @@ class LocalBackend:
             if not isinstance(have, dict) or have.get(MANAGED_LABEL) != "true" \
                     or not all(have.get(k) == v for k, v in labels.items()):
                 continue
-            why = leases.collectable(have, force, labels)
-            if why:
-                result.skip(why)
+            verdict = leases.judge(have, force, labels)
+            if verdict.keep:
+                result.skip(have.get(leases.RUN_LABEL), verdict)
                 continue
             if str(have.get(SLOT_LABEL, "")).isdigit() and local_users.isolating():
                 # What it left running under its users (unless a live episode holds that slot now).
                 await asyncio.to_thread(local_users.reclaim, int(have[SLOT_LABEL]))
             await asyncio.to_thread(_destroy, root)
-            result.removed += 1
+            result.took(have.get(leases.RUN_LABEL), verdict)
         return result
 
 

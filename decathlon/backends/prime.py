@@ -421,7 +421,7 @@ class PrimeBackend:
         wanted = [f"{MANAGED_LABEL}=true", f"decathlon.project={self.config.project}",
                   *(f"{k}={v}" for k, v in labels.items())]
         result = GcResult()
-        doomed: list[str] = []
+        doomed: dict[str, tuple[str | None, leases.Verdict]] = {}  # id → its run and why it may go
         page = 1
         while True:
             listing = await self._retried(lambda: state.client.list(labels=wanted, page=page, per_page=100,
@@ -430,21 +430,28 @@ class PrimeBackend:
                 if box.status in ("TERMINATED", "DELETED"):
                     continue
                 have = dict(label.split("=", 1) for label in box.labels if "=" in label)
-                why = leases.collectable(have, force, labels)
-                if why:
-                    result.skip(why)
+                verdict = leases.judge(have, force, labels)
+                if verdict.keep:
+                    result.skip(have.get(leases.RUN_LABEL), verdict)
                 else:
-                    doomed.append(box.id)
+                    doomed[box.id] = (have.get(leases.RUN_LABEL), verdict)
             if not listing.has_next or not listing.sandboxes:
                 break
             page += 1
-        for start in range(0, len(doomed), 100):
-            chunk = sorted(doomed)[start:start + 100]
+        ids = sorted(doomed)
+        for start in range(0, len(ids), 100):
+            chunk = ids[start:start + 100]
             done = await self._retried(lambda: state.client.bulk_delete(sandbox_ids=chunk), "bulk delete")
             self.undeleted.difference_update(done.succeeded)
             if done.failed:
                 log.warning("gc: %d sandboxes failed to delete: %s", len(done.failed), done.failed[:5])
-            result.removed += len(done.succeeded)
+            deleted = set(done.succeeded)
+            for ident in chunk:
+                run, verdict = doomed[ident]
+                if ident in deleted:
+                    result.took(run, verdict)
+                else:
+                    result.failed(run, f"{verdict.why}; the delete failed")
         return result
 
     async def _retried(self, call, what: str):

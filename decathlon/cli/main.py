@@ -33,6 +33,23 @@ class _Terminated:
             raise KeyboardInterrupt
 
 
+def _gc(backend: str, run: str | None, force: bool) -> int:
+    """`decathlon gc`: the JSON on stdout; on stderr, each run removed or left alone and why, so that a run
+    taken for dead can be told from the evidence gc had."""
+    from decathlon.backends import make_backend
+    from decathlon.backends.leases import forget_dead
+    gc = asyncio.run(make_backend(backend).collect({"decathlon.run": run} if run else {}, force))
+    forget_dead()
+    for entry in gc.runs():
+        print(f"decathlon gc: {entry['action']} {entry['sandboxes']} sandbox(es) of run {entry['run'] or '(none)'}: "
+              f"{entry['why']}", file=sys.stderr)
+    if gc.skipped_live or gc.skipped_foreign:
+        print(f"decathlon gc: left {gc.skipped_live} sandbox(es) of runs still in progress and "
+              f"{gc.skipped_foreign} of other users or hosts; --force removes them too", file=sys.stderr)
+    print(json.dumps(gc.to_json()))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     ns = build_parser().parse_args(argv)
     if ns.command in ("run", "record", "demo"):  # the demo's runs too: `docker compose down` sends SIGTERM
@@ -69,15 +86,7 @@ def main(argv: list[str] | None = None) -> None:
             from decathlon.training.serve_policy import serve_command
             code = serve_command(ns)
         else:
-            from decathlon.backends import make_backend
-            from decathlon.backends.leases import forget_dead
-            gc = asyncio.run(make_backend(ns.backend).collect({"decathlon.run": ns.run} if ns.run else {}, ns.force))
-            forget_dead()
-            if gc.skipped_live or gc.skipped_foreign:
-                print(f"decathlon gc: left {gc.skipped_live} sandbox(es) of runs still in progress and "
-                      f"{gc.skipped_foreign} of other users or hosts; --force removes them too", file=sys.stderr)
-            print(json.dumps(gc.to_json()))
-            code = 0
+            code = _gc(ns.backend, ns.run, ns.force)
     except InfraError as exc:
         print(f"decathlon: error: {exc.message}", file=sys.stderr)
         code = 2

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
-from tests.saas_venv import REPO, saas_python
+from tests.saas_venv import REPO, run_client, saas_python
 
 PROJECT = "emu-project"
 
@@ -70,7 +72,7 @@ class Emulator:
                                          stdout=subprocess.PIPE, stderr=log, text=True,
                                          env={**os.environ, "PYTHONPATH": str(REPO)})
         assert self.proc.stdout is not None
-        self.ready_line = self.proc.stdout.readline().strip()
+        self.ready_line = _first_line(self.proc.stdout, timeout=60).strip()
         match = re.fullmatch(r'ready gcplogging \{"grpc": (\d+)\}', self.ready_line)
         if not match:
             self.proc.kill()
@@ -80,10 +82,26 @@ class Emulator:
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=10)
+        try:
+            return self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            # an emulator whose event loop is stuck never sees SIGTERM: it must not outlive the test
+            self.proc.kill()
+            return self.proc.wait(timeout=10)
 
     def log(self) -> str:
         return self.log_path.read_text()
+
+
+def _first_line(stream: IO[str], timeout: float) -> str:
+    """The stream's first line, or "" when none comes within `timeout`: an emulator that hangs before its ready
+    line fails the test instead of blocking it."""
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(stream.readline()), daemon=True).start()
+    try:
+        return lines.get(timeout=timeout)
+    except queue.Empty:
+        return ""
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +109,24 @@ def emulator(tmp_path_factory) -> Iterator[Emulator]:
     emu = Emulator(tmp_path_factory.mktemp("gcplogging"))
     yield emu
     emu.stop()
+
+
+@pytest.fixture
+def own_emulator(tmp_path: Path) -> Iterator[Emulator]:
+    """An emulator for one test: the calls that used to stall one must not stall the other tests' emulator."""
+    emu = Emulator(tmp_path / "own")
+    yield emu
+    emu.stop()
+
+
+def _log_line(emu: Emulator, pattern: str, timeout: float = 5) -> re.Match[str] | None:
+    """The first request-log line matching `pattern`, waited for up to `timeout` seconds (None if none came)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = next(filter(None, (re.search(pattern, line) for line in emu.log().splitlines())), None)
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def run(emu: Emulator, body: str, tmp_path: Path, project: str = PROJECT) -> dict[str, Any]:
@@ -358,3 +394,168 @@ def test_two_emulators_share_nothing_and_stop_cleanly(emulator: Emulator, tmp_pa
         assert got == {"buckets": ["_Default", "_Required"], "logs": []}
     finally:
         assert other.stop() == 0
+
+
+def test_regular_expressions_have_re2_semantics(emulator: Emulator, tmp_path: Path) -> None:
+    # Cloud Logging matches `=~` with RE2: `$` is the end of the text (not before a final newline), `\z`, POSIX
+    # classes and Unicode classes exist; backreferences and lookaround do not, nor patterns past RE2's memory.
+    got = run(emulator, r'''
+        log = client.logger("re2_log")
+        for text in ("ERROR for S105", "ERROR for S106\n", "Ελλάδα λ", "warning: aaaa"):
+            log.log_text(text, timestamp=at("2025-11-01T10:00:00"))
+
+        def query(regex):
+            return f'log_id("re2_log") AND timestamp>="2025-11-01T00:00:00Z" AND textPayload=~"{regex}"'
+
+        def payloads(regex):
+            try:
+                return sorted(e.payload for e in client.list_entries(filter_=query(regex)))
+            except exceptions.GoogleAPICallError as exc:
+                return [exc.grpc_status_code.name, exc.message]
+
+        def refused(regex):
+            return err(lambda: list(client.list_entries(filter_=query(regex))))
+
+        out["anchored"] = payloads("^ERROR for S1[0-9]+$")
+        out["end_of_text"] = payloads(r"S10[0-9]\\z")
+        out["posix_class"] = payloads("^[[:upper:]]+ for")
+        out["unicode_class"] = payloads(r"^\\p{Greek}+ ")
+        out["case_flag"] = payloads("(?i)^WARNING: a+$")
+        out["nested_quantifier"] = payloads("(a+)+$")
+        out["backreference"] = refused(r"(a)\\1")
+        out["lookahead"] = refused("warning(?=:)")
+        out["python_only_escape"] = refused(r"S105\\Z")
+        out["too_large"] = refused(r"\\pL{1000}")
+        out["unbalanced"] = refused("(ERROR")
+        out["lone_surrogate"] = refused(r"\uD800")
+        out["too_long"] = err(lambda: list(client.list_entries(filter_='textPayload=~"' + "a" * 20000 + '"')))
+    ''', tmp_path)
+    assert got["anchored"] == ["ERROR for S105"]
+    assert got["end_of_text"] == ["ERROR for S105"]
+    assert got["posix_class"] == ["ERROR for S105", "ERROR for S106\n"]
+    assert got["unicode_class"] == ["Ελλάδα λ"]
+    assert got["case_flag"] == ["warning: aaaa"]
+    assert got["nested_quantifier"] == ["warning: aaaa"]
+    prefix = "Unparseable filter: invalid regular expression"
+    assert got["backreference"] == ["INVALID_ARGUMENT",
+                                    f"{prefix} '(a)\\1' at line 1, column 72: invalid escape sequence: \\1"]
+    assert got["lookahead"] == ["INVALID_ARGUMENT",
+                                f"{prefix} 'warning(?=:)' at line 1, column 72: invalid perl operator: (?="]
+    assert got["python_only_escape"][0] == "INVALID_ARGUMENT" and "invalid escape sequence: \\Z" in got["python_only_escape"][1]
+    assert got["too_large"][0] == "INVALID_ARGUMENT" and "pattern too large" in got["too_large"][1]
+    assert got["unbalanced"][0] == "INVALID_ARGUMENT" and got["unbalanced"][1].startswith(prefix)
+    assert got["lone_surrogate"] == ["INVALID_ARGUMENT", f"{prefix} '\\ud800' at line 1, column 72: invalid UTF-8"]
+    assert got["too_long"][0] == "INVALID_ARGUMENT" and "20000" in got["too_long"][1]
+
+
+def test_a_catastrophic_regex_answers_at_once_and_stalls_no_other_call(own_emulator: Emulator, tmp_path: Path) -> None:
+    # The security report's filter: Python's backtracking `re` spent minutes on it on the event loop, so every
+    # other client's call (the task's evaluator's) waited; RE2 answers in linear time.
+    got = run(own_emulator, r'''
+        import threading, time
+        gapic.write_log_entries(entries=[{"log_name": f"projects/{P}/logs/redos", "resource": {"type": "global"},
+                                          "text_payload": "a" * 28 + "!"}], timeout=10)
+        attack = {}
+
+        def attacker():
+            started = time.monotonic()
+            try:
+                found = gapic.list_log_entries(request={"resource_names": [f"projects/{P}"],
+                                                        "filter": 'textPayload=~"(a+)+$"'}, timeout=8, retry=None)
+                attack["evil"] = [e.text_payload for e in found]
+            except exceptions.GoogleAPICallError as exc:
+                attack["evil"] = exc.grpc_status_code.name
+            attack["evil_seconds"] = time.monotonic() - started
+
+        thread = threading.Thread(target=attacker)
+        thread.start()
+        time.sleep(0.5)
+        other = LoggingServiceV2Client(transport=LoggingServiceV2GrpcTransport(channel=grpc.insecure_channel(ADDR)))
+        started = time.monotonic()
+        try:
+            out["logs"] = list(other.list_logs(parent=f"projects/{P}", timeout=8, retry=None))
+        except exceptions.GoogleAPICallError as exc:
+            out["logs"] = exc.grpc_status_code.name
+        out["logs_seconds"] = time.monotonic() - started
+        thread.join(timeout=15)
+        out.update(attack)
+    ''', tmp_path)
+    assert got["evil"] == [] and got["evil_seconds"] < 2, got
+    assert got["logs"] == [f"projects/{PROJECT}/logs/redos"] and got["logs_seconds"] < 2, got
+
+
+def test_a_slow_listing_delays_no_other_call_and_ends_at_its_deadline(own_emulator: Emulator, tmp_path: Path) -> None:
+    # ~18,000 characters of words no entry has, each a text search of every field of 20 entries of 240 KB: far
+    # more work than the caller's 3 s allow. It runs off the event loop and stops at the call's deadline.
+    got = run(own_emulator, r'''
+        import threading, time
+        for _ in range(2):
+            gapic.write_log_entries(entries=[{"log_name": f"projects/{P}/logs/big", "resource": {"type": "global"},
+                                              "text_payload": "x" * 240_000} for _ in range(10)], timeout=30)
+        gapic.write_log_entries(entries=[{"log_name": f"projects/{P}/logs/small", "resource": {"type": "global"},
+                                          "text_payload": "needle"}], timeout=10)
+        heavy = " OR ".join(f"zq{i}" for i in range(1900))
+        slow = {}
+
+        def slow_listing():
+            started = time.monotonic()
+            try:
+                slow["heavy"] = len(list(gapic.list_log_entries(request={"resource_names": [f"projects/{P}"],
+                                                                         "filter": heavy}, timeout=3, retry=None)))
+            except exceptions.GoogleAPICallError as exc:
+                slow["heavy"] = exc.grpc_status_code.name
+            slow["heavy_seconds"] = time.monotonic() - started
+
+        thread = threading.Thread(target=slow_listing)
+        thread.start()
+        time.sleep(0.5)
+        other = LoggingServiceV2Client(transport=LoggingServiceV2GrpcTransport(channel=grpc.insecure_channel(ADDR)))
+        started = time.monotonic()
+        try:
+            out["logs"] = list(other.list_logs(parent=f"projects/{P}", timeout=8, retry=None))
+            out["entries"] = [e.text_payload for e in other.list_log_entries(
+                request={"resource_names": [f"projects/{P}"], "filter": 'log_id("small")'}, timeout=8, retry=None)]
+        except exceptions.GoogleAPICallError as exc:
+            out["logs"] = exc.grpc_status_code.name
+        out["innocent_seconds"] = time.monotonic() - started
+        thread.join(timeout=15)
+        out.update(slow)
+    ''', tmp_path)
+    assert got["logs"] == [f"projects/{PROJECT}/logs/big", f"projects/{PROJECT}/logs/small"], got
+    assert got["entries"] == ["needle"] and got["innocent_seconds"] < 2, got
+    assert got["heavy"] == "DEADLINE_EXCEEDED" and got["heavy_seconds"] < 5, got
+    # the server too gave up at the deadline (answering it, or cancelled by grpc as the client left)
+    ended = _log_line(own_emulator, r"filter='zq0 OR .*' (?:DEADLINE_EXCEEDED 'Deadline Exceeded'|CANCELLED) ([\d.]+)ms")
+    assert ended and float(ended.group(1)) < 4000, own_emulator.log()[-2000:]
+    assert "Traceback" not in own_emulator.log()
+
+
+def test_the_server_caps_a_listing_without_a_deadline(tmp_path: Path) -> None:
+    # A call without a deadline (or a far one) still ends: at the server's own limit, as DEADLINE_EXCEEDED.
+    proc = run_client(textwrap.dedent('''
+        import asyncio, time
+        from decathlon.emulators.gcplogging import messages as m
+        from decathlon.emulators.gcplogging.errors import ApiError
+        from decathlon.emulators.gcplogging.logging_service import LoggingService
+        from decathlon.emulators.gcplogging.store import Store
+        from decathlon.emulators.kit.clock import system_clock
+        from decathlon.emulators.kit.ids import Ids
+
+        service = LoggingService(Store(lambda name, retention, locked: m.LogBucket(name=name)), system_clock, Ids(),
+                                 max_list_seconds=0.5)
+        service.WriteLogEntries(m.WriteLogEntriesRequest(entries=[
+            m.LogEntry(log_name="projects/p/logs/big", resource={"type": "global"}, text_payload="x" * 240_000)
+            for _ in range(20)]))
+        request = m.ListLogEntriesRequest(resource_names=["projects/p"],
+                                          filter=" OR ".join(f"zq{i}" for i in range(1900)))
+        started = time.monotonic()
+        try:
+            asyncio.run(service.ListLogEntries(request, None))
+            print("RESULT OK", round(time.monotonic() - started, 2))
+        except ApiError as exc:
+            print("RESULT", exc.code, exc.message, round(time.monotonic() - started, 2))
+    '''), env={"PYTHONPATH": str(REPO)}, timeout=120)
+    result = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert result, f"{proc.stdout}\n{proc.stderr}"
+    words = result[-1].split()
+    assert words[1:-1] == ["DEADLINE_EXCEEDED", "Deadline", "Exceeded"] and float(words[-1]) < 2, result

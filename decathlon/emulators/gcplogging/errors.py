@@ -21,3 +21,8 @@ def invalid(message: str) -> ApiError:
 
 def not_found(message: str) -> ApiError:
     return ApiError("NOT_FOUND", message)
+
+
+def deadline_exceeded() -> ApiError:
+    """A call that ran out of time, in gRPC's words (what the API answers a listing that takes too long)."""
+    return ApiError("DEADLINE_EXCEEDED", "Deadline Exceeded")

@@ -1,7 +1,8 @@
 """The Logging query language (the `filter` of ListLogEntries and of sinks): a lexer, a recursive-descent parser
 and an evaluator over a log entry in its REST JSON shape (camelCase keys, as `MessageToDict` writes it).
 
-Kept free of grpc and google imports so the project's own venv can test it directly.
+Kept free of grpc and google imports; its one dependency is google-re2 (the module `re2`), the regular
+expression engine Cloud Logging itself uses.
 
 What it follows from Google's description of the language:
 - `a OR b AND c` is `(a OR b) AND c`: OR binds tighter than AND; juxtaposition is an implicit AND; NOT (or a
@@ -12,26 +13,37 @@ What it follows from Google's description of the language:
   has it as a substring. So `NOT jsonPayload.logging\\.googleapis\\.com/diagnostic` is a text search, not a
   presence test (the task evaluators drop the client's diagnostic entry themselves).
 - Everything but regular expressions is case-insensitive; `!=` needs the field present.
+- `=~` / `!~` take RE2 syntax and match in linear time (no backreferences, no lookaround): a pattern RE2
+  refuses, or one whose program is too big, is INVALID_ARGUMENT like any unparseable filter.
 - `severity` compares by rank (DEFAULT < DEBUG < … < EMERGENCY, names or numbers); `timestamp` and
   `receiveTimestamp` compare as instants (RFC 3339 values); `logName` compares with its log id URL-encoded.
 - Functions: `log_id("x")`, `SEARCH("text")` / `SEARCH(field, "text")`, `sample(insertId, fraction)`.
 An unparseable filter raises FilterError with Google's wording ("Unparseable filter: syntax error at line L,
-column C, token 'T'").
+column C, token 'T'"). Matching takes a Deadline: past it, or once cancelled, evaluation raises FilterTimeout.
 """
 from __future__ import annotations
 
 import hashlib
+import math
 import re
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Any, Iterator
 from urllib.parse import quote, unquote
 
+import re2  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
 SEVERITIES: dict[str, int] = {"DEFAULT": 0, "DEBUG": 100, "INFO": 200, "NOTICE": 300, "WARNING": 400, "ERROR": 500,
                               "CRITICAL": 600, "ALERT": 700, "EMERGENCY": 800}
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=", ":", "=~", "!~")
 MAX_LENGTH = 20_000  # Google's limit on a query's length
+# Memory: RE2 refuses a pattern whose compiled program (and its DFA cache) would need more than this.
+MAX_REGEX_MEMORY = 1 << 20
+# Compile time and memory of one filter: its regular expressions' programs together, in RE2 instructions
+# (`.{1000}` is about 8,000). 20,000 characters of small patterns stay far below it.
+MAX_PROGRAM_SIZE = 100_000
 _INSTANT_FIELDS = {"timestamp", "receiveTimestamp"}
 # snake_case spellings of LogEntry's fields, which the API accepts as well as camelCase
 _TOP_LEVEL = {"log_name": "logName", "json_payload": "jsonPayload", "text_payload": "textPayload",
@@ -42,6 +54,25 @@ _TOP_LEVEL = {"log_name": "logName", "json_payload": "jsonPayload", "text_payloa
 
 class FilterError(ValueError):
     """A filter the API refuses (INVALID_ARGUMENT); str() is the message Google gives."""
+
+
+class FilterTimeout(Exception):
+    """Matching ran past its Deadline (DEADLINE_EXCEEDED)."""
+
+
+@dataclass
+class Deadline:
+    """When matching must stop: an instant of time.monotonic(), or at once when cancelled (its caller is gone).
+    Checked at every comparison, so a worker thread stops soon after, whatever the filter or the entries."""
+    at: float = math.inf
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def check(self) -> None:
+        if self.cancelled or time.monotonic() >= self.at:
+            raise FilterTimeout()
 
 
 # ---------------------------------------------------------------------------------------------------- lexing
@@ -245,8 +276,10 @@ class _Parser:
         if self.peek().kind != "eof":
             raise _syntax_error(self.peek())
         # values are checked once the whole text has parsed, so a syntax error later on is the one reported
-        for node, op_tok in self.comparisons:
-            _prepare(node, op_tok)
+        program_size = sum(_prepare(node, op_tok) for node, op_tok in self.comparisons)
+        if program_size > MAX_PROGRAM_SIZE:
+            raise FilterError(f"Unparseable filter: its regular expressions are too large ({program_size} RE2 "
+                              f"instructions; the limit is {MAX_PROGRAM_SIZE})")
         return tree
 
     def _starts_term(self) -> bool:
@@ -420,9 +453,11 @@ def _values(node: Any) -> Iterator[Value]:
             yield from _values(item)
 
 
-def _prepare(node: Compare, op_tok: Token) -> None:
-    """Checks a comparison's values once, at parse time, so bad ones are INVALID_ARGUMENT before any matching."""
+def _prepare(node: Compare, op_tok: Token) -> int:
+    """Checks a comparison's values once, at parse time, so bad ones are INVALID_ARGUMENT before any matching.
+    Returns the size of the regular expressions' programs, which the filter as a whole is limited in."""
     field = node.path[0]
+    program_size = 0
     for v in _values(node.value):
         if field == "severity" and len(node.path) == 1 and node.op not in ("=~", "!~", ":"):
             if _severity_rank(v.text) is None:
@@ -433,10 +468,22 @@ def _prepare(node: Compare, op_tok: Token) -> None:
                 raise FilterError(f"Unparseable filter: invalid timestamp value '{v.text}' at line {op_tok.line}, "
                                   f"column {op_tok.column}")
         elif node.op in ("=~", "!~"):
-            try:
-                _regex(v.text)
-            except re.error as exc:
-                raise FilterError(f"Unparseable filter: invalid regular expression '{v.text}': {exc}") from None
+            program_size += _checked_regex(v.text, op_tok).programsize
+    return program_size
+
+
+def _checked_regex(pattern: str, op_tok: Token) -> Any:
+    try:
+        return _regex(pattern)
+    except re2.error as exc:
+        # RE2's own reason ("invalid escape sequence: \1", "pattern too large - compile failed"), as bytes
+        reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+    except UnicodeEncodeError:  # a lone surrogate written as `\uD800`: RE2 takes UTF-8 only
+        reason = "invalid UTF-8"
+    # the pattern as written, but encodable: a status message that is not UTF-8 cannot be sent
+    shown = pattern.encode("utf-8", "backslashreplace").decode("utf-8")
+    raise FilterError(f"Unparseable filter: invalid regular expression '{shown}' at line {op_tok.line}, "
+                      f"column {op_tok.column}: {reason}")
 
 
 # ---------------------------------------------------------------------------------------------------- values
@@ -474,9 +521,21 @@ def parse_instant(text: str) -> datetime | None:
     return value
 
 
-@lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _re2_options() -> Any:
+    options = re2.Options()
+    options.max_mem = MAX_REGEX_MEMORY
+    options.log_errors = False  # a bad pattern is the caller's INVALID_ARGUMENT, not a line on our stderr
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
+
+
+# as large as re2's own cache, which holds the same objects: no more memory than it already takes
+@lru_cache(maxsize=128)
+def _regex(pattern: str) -> Any:
+    """The pattern compiled by RE2, as Cloud Logging does: matching is linear in the text, never backtracking."""
+    return re2.compile(pattern, _RE2_OPTIONS)
 
 
 def normalize_log_name(name: str) -> str:
@@ -589,11 +648,12 @@ def _special(entry: dict[str, Any], field: str, op: str, value: Value) -> bool |
     return {"=": cmp == 0, "!=": cmp != 0, "<": cmp < 0, "<=": cmp <= 0, ">": cmp > 0, ">=": cmp >= 0}[op]
 
 
-def _compare(entry: dict[str, Any], node: Compare, value: Any) -> bool:
+def _compare(entry: dict[str, Any], node: Compare, value: Any, deadline: Deadline) -> bool:
+    deadline.check()
     if isinstance(value, ValueOp):
         if value.op == "NOT":
-            return not _compare(entry, node, value.items[0])
-        results = (_compare(entry, node, item) for item in value.items)
+            return not _compare(entry, node, value.items[0], deadline)
+        results = (_compare(entry, node, item, deadline) for item in value.items)
         return all(results) if value.op == "AND" else any(results)
     if node.op == ":*":
         return _resolve(entry, node.path) is not _MISSING
@@ -607,14 +667,15 @@ def _compare(entry: dict[str, Any], node: Compare, value: Any) -> bool:
     return _compare_scalar(actual, node.op, value)
 
 
-def _evaluate(entry: dict[str, Any], node: Any) -> bool:
+def _evaluate(entry: dict[str, Any], node: Any, deadline: Deadline) -> bool:
+    deadline.check()
     if isinstance(node, BoolOp):
         if node.op == "NOT":
-            return not _evaluate(entry, node.items[0])
-        results = (_evaluate(entry, item) for item in node.items)
+            return not _evaluate(entry, node.items[0], deadline)
+        results = (_evaluate(entry, item, deadline) for item in node.items)
         return all(results) if node.op == "AND" else any(results)
     if isinstance(node, Compare):
-        return _compare(entry, node, node.value)
+        return _compare(entry, node, node.value, deadline)
     if isinstance(node, Global):
         return _has(entry, node.value.text)
     if isinstance(node, Call):
@@ -643,8 +704,11 @@ class Filter:
     text: str
     tree: Any  # None: matches everything
 
-    def matches(self, entry: dict[str, Any]) -> bool:
-        return True if self.tree is None else _evaluate(entry, self.tree)
+    def matches(self, entry: dict[str, Any], deadline: Deadline | None = None) -> bool:
+        """Raises FilterTimeout once `deadline` has passed (or is cancelled)."""
+        deadline = deadline or Deadline()
+        deadline.check()  # an empty filter too: a listing of every entry is bounded as well
+        return True if self.tree is None else _evaluate(entry, self.tree, deadline)
 
 
 def parse(text: str | None) -> Filter:

@@ -4,10 +4,18 @@ logs.
 Routing is out of scope: every entry of a project is visible through the project and through any bucket view
 of it (`projects/P/locations/L/buckets/B/views/_AllLogs`), whatever sinks say. A request with one bad entry
 fails whole (INVALID_ARGUMENT), partial_success or not.
+
+ListLogEntries matches on a worker thread, against a snapshot of the entries, and stops at the caller's deadline
+or MAX_LIST_SECONDS, whichever comes first (DEADLINE_EXCEEDED): one client's costly filter never holds up the
+event loop, so every other client's calls go on being answered.
 """
 from __future__ import annotations
 
+import asyncio
+import math
 import string
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from google.protobuf import json_format  # type: ignore[import-untyped]
@@ -18,15 +26,22 @@ from decathlon.emulators.kit.ids import Ids
 from . import messages as m
 from . import names
 from .config_service import paged
-from .errors import invalid, not_found
-from .filter import FilterError
+from .errors import deadline_exceeded, invalid, not_found
+from .filter import Deadline, Filter, FilterError, FilterTimeout
 from .filter import parse as parse_filter
-from .store import Store
+from .store import Store, StoredEntry
 
 MAX_ENTRY_BYTES = 256 * 1024  # the API's limit on one entry
 MAX_PAGE_SIZE = 1000
 _VIEWS = ("_AllLogs", "_Default")
 _ORDERS = {"timestamp asc": False, "timestamp desc": True}
+MAX_LIST_SECONDS = 10.0  # the server's own bound on one listing, whatever deadline the caller set (or none)
+# Listings matched at once; more wait their turn, their deadline running (so at most MAX_LIST_SECONDS). Not
+# more: matching is Python holding the GIL, and dozens of threads would starve the event loop of it too.
+LIST_WORKERS = 8
+# How long past its deadline a listing's answer may wait for its worker, which stops at its next comparison:
+# only one comparison that is itself slow (a huge entry) could make it late.
+_WORKER_GRACE_SECONDS = 0.25
 
 
 def entry_doc(entry: Any) -> dict[str, Any]:
@@ -59,10 +74,12 @@ def _load_payload_types() -> None:
 class LoggingService:
     NAME = "google.logging.v2.LoggingServiceV2"
 
-    def __init__(self, store: Store, clock: Clock, ids: Ids) -> None:
+    def __init__(self, store: Store, clock: Clock, ids: Ids, max_list_seconds: float = MAX_LIST_SECONDS) -> None:
         self.store = store
         self.clock = clock
         self.ids = ids
+        self.max_list_seconds = max_list_seconds
+        self._workers = ThreadPoolExecutor(max_workers=LIST_WORKERS, thread_name_prefix="gcplogging-list")
 
     def WriteLogEntries(self, req: Any) -> Any:
         now = self.clock()
@@ -114,24 +131,21 @@ class LoggingService:
             parents.add(bucket.parent)
         return parents
 
-    def ListLogEntries(self, req: Any) -> Any:
+    async def ListLogEntries(self, req: Any, call_deadline: float | None) -> Any:
+        """`call_deadline`: the caller's, a time.monotonic() instant (None: it set none)."""
         parents = self._parents(req.resource_names)
+        # the loop owns the store: the worker gets the list as it is now (entries are never changed once stored)
+        entries = list(self.store.entries)
+        deadline = Deadline(min(time.monotonic() + self.max_list_seconds,
+                                math.inf if call_deadline is None else call_deadline))
+        work = asyncio.get_running_loop().run_in_executor(self._workers, _list_entries, req, parents, entries,
+                                                          deadline)
         try:
-            compiled = parse_filter(req.filter)
-        except FilterError as exc:
-            raise invalid(str(exc)) from None
-        order = " ".join(req.order_by.lower().split()) or "timestamp asc"
-        if order not in _ORDERS:
-            raise invalid(f"Invalid order_by \"{req.order_by}\": only \"timestamp asc\" and \"timestamp desc\" are supported")
-        if req.page_size < 0 or req.page_size > MAX_PAGE_SIZE:
-            raise invalid(f"page_size must be between 0 and {MAX_PAGE_SIZE}, got {req.page_size}")
-        try:
-            matched = [e for e in self.store.entries if e.parent in parents and compiled.matches(e.doc)]
-        except RecursionError:
-            raise invalid("Unparseable filter: the filter is nested too deeply") from None
-        matched.sort(key=lambda e: (e.at, e.seq), reverse=_ORDERS[order])
-        chunk, nxt = paged(matched, req.page_token, req.page_size, default=50, cap=MAX_PAGE_SIZE)
-        return m.ListLogEntriesResponse(entries=[e.message for e in chunk], next_page_token=nxt)
+            return await asyncio.wait_for(work, max(deadline.at - time.monotonic(), 0) + _WORKER_GRACE_SECONDS)
+        except (FilterTimeout, TimeoutError):
+            raise deadline_exceeded() from None
+        finally:
+            deadline.cancel()  # answered, timed out or the caller gone: a worker still matching stops
 
     def ListLogs(self, req: Any) -> Any:
         parents = self._parents(list(req.resource_names) or [req.parent])
@@ -147,3 +161,31 @@ class LoggingService:
             raise not_found(f"Log {req.log_name} does not exist")
         return m.Empty()
 
+
+def _list_entries(req: Any, parents: set[str], entries: list[StoredEntry], deadline: Deadline) -> Any:
+    """One page of ListLogEntries, on a worker thread: parsing, matching, ordering."""
+    compiled = _filter(req.filter)
+    order = " ".join(req.order_by.lower().split()) or "timestamp asc"
+    if order not in _ORDERS:
+        raise invalid(f"Invalid order_by \"{req.order_by}\": only \"timestamp asc\" and \"timestamp desc\" are supported")
+    if req.page_size < 0 or req.page_size > MAX_PAGE_SIZE:
+        raise invalid(f"page_size must be between 0 and {MAX_PAGE_SIZE}, got {req.page_size}")
+    matched = _matching(entries, parents, compiled, deadline)
+    matched.sort(key=lambda e: (e.at, e.seq), reverse=_ORDERS[order])
+    chunk, nxt = paged(matched, req.page_token, req.page_size, default=50, cap=MAX_PAGE_SIZE)
+    return m.ListLogEntriesResponse(entries=[e.message for e in chunk], next_page_token=nxt)
+
+
+def _filter(text: str) -> Filter:
+    try:
+        return parse_filter(text)
+    except FilterError as exc:
+        raise invalid(str(exc)) from None
+
+
+def _matching(entries: list[StoredEntry], parents: set[str], compiled: Filter, deadline: Deadline) -> list[StoredEntry]:
+    """The entries of `parents` that match; raises FilterTimeout once `deadline` passes."""
+    try:
+        return [e for e in entries if e.parent in parents and compiled.matches(e.doc, deadline)]
+    except RecursionError:
+        raise invalid("Unparseable filter: the filter is nested too deeply") from None

@@ -4,10 +4,14 @@ the ready line / SIGTERM conventions of decathlon.emulators.kit.
 
 Requests are decoded here (not by grpc) so that undecodable bytes are INVALID_ARGUMENT rather than grpc's
 generic INTERNAL, and a method this emulator lacks is UNIMPLEMENTED with its name in the message.
+
+Handlers run on the event loop, which owns the state, so they need no locks; a handler that may take long
+(ListLogEntries) is a coroutine function, given the call's deadline, that does its work off the loop.
 """
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import signal
 import sys
@@ -35,7 +39,7 @@ INTERNAL_MESSAGE = "Internal error encountered."
 
 @dataclass(frozen=True)
 class Method:
-    handler: Callable[[Any], Any]
+    handler: Callable[..., Any]  # (request) -> response, or async (request, deadline) -> response
     request: Any  # the protobuf request class
 
 
@@ -100,6 +104,18 @@ def _unimplemented(path: str) -> Callable[[Any, Any], Any]:
     return behaviour
 
 
+def _deadline(context: Any) -> float | None:
+    """The call's deadline as a time.monotonic() instant; None when the client set none."""
+    remaining = context.time_remaining()
+    return None if remaining is None else time.monotonic() + remaining
+
+
+async def _respond(method: Method, request: Any, context: Any) -> Any:
+    if inspect.iscoroutinefunction(method.handler):
+        return await method.handler(request, _deadline(context))
+    return method.handler(request)
+
+
 def _unary(path: str, method: Method) -> Callable[[bytes, Any], Any]:
     async def behaviour(raw: bytes, context: Any) -> bytes:
         started = time.monotonic()
@@ -107,7 +123,11 @@ def _unary(path: str, method: Method) -> Callable[[bytes, Any], Any]:
         try:
             request = method.request.FromString(raw)
             detail = describe(path, request)
-            body = method.handler(request).SerializeToString()
+            body = (await _respond(method, request, context)).SerializeToString()
+        except asyncio.CancelledError:
+            # the client went away (or its deadline passed) mid-call: logged, then grpc ends the call
+            _log(path, detail, "CANCELLED", started)
+            raise
         except DecodeError:
             error = ApiError("INVALID_ARGUMENT", f"Invalid request: the body is not a {method.request.DESCRIPTOR.full_name}")
         except ApiError as exc:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -61,14 +63,15 @@ def failure(conn, sql):
 '''
 
 
-def _start(tmp_path: Path, name: str) -> tuple[subprocess.Popen, int, float]:
+def _start(tmp_path: Path, name: str, **env: str) -> tuple[subprocess.Popen, int, float]:
     log = open(tmp_path / f"{name}.log", "wb")
     started = time.monotonic()
     proc = subprocess.Popen([str(saas_python()), "-m", "decathlon.emulators.snowflake", "--root", str(tmp_path)],
                             stdout=subprocess.PIPE, stderr=log, cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+                            env={**os.environ, "PYTHONPATH": str(REPO), **env})
     assert proc.stdout is not None
-    line = proc.stdout.readline().decode()
+    ready, _, _ = select.select([proc.stdout], [], [], 30)
+    line = proc.stdout.readline().decode() if ready else ""
     elapsed = time.monotonic() - started
     assert line.startswith("ready snowflake "), (line, (tmp_path / f"{name}.log").read_text())
     return proc, json.loads(line.split(" ", 2)[2])["http"], elapsed
@@ -326,3 +329,116 @@ def test_statement_planning_rewrites_only_what_it_must():
         assert plan("select ';' ; ").action is Action.PASS
     ''')], capture_output=True, text=True, timeout=60, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_duckdb_functions_snowflake_lacks_are_refused_in_snowflakes_words(emulator, tmp_path):
+    """The agent's SQL reaches fakesnow's DuckDB: its file and system functions answer as Snowflake answers a function
+    it does not have, and no file of the host comes back however it is spelled (DuckDB's file access is off but for
+    the episode's stage folder)."""
+    secret = tmp_path / "grader_secret.csv"
+    secret.write_text("answer\nTHE-GROUND-TRUTH\n")
+    out = client(emulator, f'''
+        c = connect()
+        cases = {{
+            "read_text": "SELECT content FROM read_text('{secret}')",
+            "read_csv": "SELECT * FROM read_csv('{secret}')",
+            "scalar": "SELECT read_text('{secret}')",
+            "getenv": "SELECT getenv('HOME')",
+            "settings": "SELECT * FROM duckdb_settings()",
+            "glob": "SELECT * FROM glob('{tmp_path}/*')",
+            "quoted_path": \'SELECT * FROM "{secret}"\',
+            "string_path": "SELECT * FROM '{secret}'",
+        }}
+        r = {{name: failure(c, sql)[:4] for name, sql in cases.items()}}
+        r["still_works"] = rows(c, "SELECT UPPER('ok'), ARRAY_SIZE(SPLIT('a,b', ','))")
+        print(json.dumps(r))
+    ''')
+    assert out["read_text"] == ["ProgrammingError", 2140, "42601", "SQL compilation error:\nUnknown user-defined table "
+                                                                     "function READ_TEXT"]
+    assert out["read_csv"][1:3] == [2140, "42601"] and out["read_csv"][3].endswith("READ_CSV")
+    assert out["scalar"][1:] == [2140, "42601", "SQL compilation error:\nUnknown function READ_TEXT"]
+    assert out["getenv"][3] == "SQL compilation error:\nUnknown function GETENV"
+    assert out["settings"][3].endswith("DUCKDB_SETTINGS")
+    for name in ("glob", "quoted_path", "string_path"):
+        assert out[name][0] == "ProgrammingError", (name, out[name])
+    assert "THE-GROUND-TRUTH" not in json.dumps(out)
+    assert out["still_works"] == [["OK", 2]]
+
+
+def test_a_slow_statement_is_stopped_at_its_bound_and_keeps_no_other_session_waiting(tmp_path):
+    proc, port, _ = _start(tmp_path, "bounded", DECATHLON_SNOWFLAKE_STATEMENT_SECONDS="3")
+    heavy = ("SELECT SUM(LENGTH(REPEAT('x', MOD(a.seq4 * b.seq4, 1000)))) FROM "
+             "(SELECT SEQ4() AS seq4 FROM TABLE(GENERATOR(ROWCOUNT => 8000))) a, "
+             "(SELECT SEQ4() AS seq4 FROM TABLE(GENERATOR(ROWCOUNT => 8000))) b")
+    try:
+        out = client({"port": port, "key": str(tmp_path / "rsa_key.p8"), "dir": tmp_path}, f'''
+            import threading
+            slow = {{}}
+            def run_slow():
+                slow["failure"] = failure(connect(), {heavy!r})
+            t = threading.Thread(target=run_slow)
+            t.start()
+            time.sleep(0.5)
+            started = time.monotonic()
+            quick = rows(connect(), "SELECT 1")
+            quick_seconds = time.monotonic() - started
+            t.join(30)
+            c = connect()
+            cur = c.cursor()
+            started = time.monotonic()
+            try:
+                cur.execute({heavy!r}, timeout=1)
+                cancelled = None
+            except DatabaseError as exc:
+                cancelled = [type(exc).__name__, exc.errno, time.monotonic() - started]
+            print(json.dumps({{"slow": slow.get("failure"), "quick": quick, "quick_seconds": quick_seconds,
+                               "cancelled": cancelled, "after": rows(c, "SELECT 2")}}))
+        ''')
+    finally:
+        assert _stop(proc) == 0
+    assert out["quick"] == [[1]] and out["quick_seconds"] < 2.5, out
+    kind, errno, sqlstate, message, seconds = out["slow"]
+    assert (kind, errno, sqlstate) == ("ProgrammingError", 630, "57014"), out["slow"]
+    assert message == "Statement reached its statement or warehouse timeout of 3 second(s) and was canceled."
+    assert seconds < 8
+    assert out["cancelled"] is not None and out["cancelled"][2] < 3, out["cancelled"]
+    assert out["after"] == [[2]]
+
+
+def test_stage_uploads_need_the_emulators_signature_fit_the_caps_and_stay_in_the_episode(tmp_path):
+    """fakesnow's bucket took any PUT from anyone, whole into memory, into a folder of the host's /tmp that nothing
+    removed. Now: only the URL the emulator handed out (signed), within the caps, into ROOT/snowflake-stage."""
+    before = set(Path(tempfile.gettempdir()).glob("fakesnow_bucket_*"))
+    proc, port, _ = _start(tmp_path, "staged", DECATHLON_SNOWFLAKE_STAGE_FILE_BYTES=str(1024 * 1024))
+    data = tmp_path / "orders.csv"
+    data.write_text("ID,AMOUNT\n1,10\n2,32\n")
+    try:
+        out = client({"port": port, "key": str(tmp_path / "rsa_key.p8"), "dir": tmp_path}, f'''
+            import urllib.request, urllib.error
+            def put(path, body):
+                req = urllib.request.Request(f"http://127.0.0.1:{port}/fs_bucket/" + path, data=body, method="PUT")
+                try:
+                    return urllib.request.urlopen(req, timeout=30).status
+                except urllib.error.HTTPError as exc:
+                    return exc.code
+            r = {{"unsigned": put("left-behind-by-the-agent.bin", b"A" * 1000)}}
+            c = connect()
+            rows(c, "CREATE DATABASE STAGED")
+            rows(c, "CREATE TABLE STAGED.PUBLIC.ORDERS (ID INT, AMOUNT INT)")
+            rows(c, "CREATE STAGE STAGED.PUBLIC.S")
+            r["put"] = rows(c, "PUT file://{data} @STAGED.PUBLIC.S AUTO_COMPRESS=FALSE")[0][6]
+            rows(c, "COPY INTO STAGED.PUBLIC.ORDERS FROM @STAGED.PUBLIC.S FILE_FORMAT = (TYPE = CSV SKIP_HEADER = 1)")
+            r["loaded"] = rows(c, "SELECT SUM(AMOUNT) FROM STAGED.PUBLIC.ORDERS")
+            big = "{tmp_path}/big.csv"
+            open(big, "wb").write(b"1,1\\n" * 400000)
+            r["too_big"] = failure(c, f"PUT file://{{big}} @STAGED.PUBLIC.S AUTO_COMPRESS=FALSE")[0]
+            print(json.dumps(r))
+        ''')
+    finally:
+        assert _stop(proc) == 0
+    assert out["unsigned"] == 403
+    assert out["put"] == "UPLOADED" and out["loaded"] == [[42]]
+    assert out["too_big"] in ("OperationalError", "ProgrammingError", "DatabaseError")
+    assert (tmp_path / "snowflake-stage").is_dir()
+    assert sorted(p.name for p in (tmp_path / "snowflake-stage").rglob("*") if p.is_file()) == ["orders.csv"]
+    assert set(Path(tempfile.gettempdir()).glob("fakesnow_bucket_*")) == before

@@ -11,11 +11,13 @@ from .serve import run
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m decathlon.emulators.snowflake",
                                 description="Serve an emulated Snowflake account until SIGTERM.")
-    p.add_argument("--root", type=Path, required=True, help="the episode's seed root (unused: Snowflake starts empty)")
+    p.add_argument("--root", type=Path, required=True,
+                   help="the episode's seed root: the stage folder and temporary files go under it "
+                        "(Snowflake starts empty)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 (the default): any free port, reported on the ready line")
     args = p.parse_args(argv)
-    return run(args.host, args.port)
+    return run(args.host, args.port, args.root)
 
 
 if __name__ == "__main__":

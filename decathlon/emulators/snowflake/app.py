@@ -1,20 +1,36 @@
 """The emulator's ASGI app: fakesnow's server routes, with the query request wrapped.
 
-The wrapper reads the statement (bounded, gunzipped), plans it (`statements`), answers database DDL itself
-(`databases`), hands everything else to fakesnow's handler with the rewritten text, and turns whatever would have
-been an HTTP 5xx into Snowflake's error JSON. Statements run one at a time: the tasks' traffic is sequential, and
-database DDL must not interleave with queries on the same catalogs.
+The wrapper reads the statement (bounded, gunzipped), plans it (`statements`: a DuckDB function Snowflake lacks is
+refused here), answers database DDL itself (`databases`), hands everything else to fakesnow's handler with the
+rewritten text, and turns whatever would have been an HTTP 5xx into Snowflake's error JSON.
+
+Every statement is bounded in time (MAX_STATEMENT_SECONDS): past it, its DuckDB work is interrupted and it ends as
+Snowflake ends a statement past its timeout (000630); the connector's abort request cancels it (000604). Statements
+of different sessions run side by side, one at a time per session; database DDL runs alone, since it must not
+interleave with queries on the same catalogs. A slow statement keeps nobody else waiting.
+
+The login and the stage upload are wrapped too: fakesnow's own session parameters (a database file path, statement
+regexes) are not Snowflake's and are dropped, a gzipped body is inflated under a cap, and an upload must carry the
+signature of the URL the emulator handed out (fakesnow's bucket takes anything from anyone) and fit the stage's caps.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
+import hmac
 import json
 import logging
+import os
+import secrets
 import sys
 import time
 import warnings
 import zlib
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from starlette.applications import Starlette  # type: ignore[import-not-found,import-untyped,unused-ignore]
 from starlette.concurrency import run_in_threadpool  # type: ignore[import-not-found,import-untyped,unused-ignore]
@@ -22,38 +38,93 @@ from starlette.requests import Request  # type: ignore[import-not-found,import-u
 from starlette.responses import JSONResponse, Response  # type: ignore[import-not-found,import-untyped,unused-ignore]
 from starlette.routing import Route  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
-from . import databases, patches, statements, wire
+from . import databases, lockdown, patches, statements, wire
 
 log = logging.getLogger("decathlon.emulators.snowflake")
 
 MAX_BODY = 32 * 1024 * 1024  # bytes of a query request, after gunzip
 MAX_STATEMENT = 16 * 1024 * 1024  # bytes of one statement's text
+MAX_LOGIN_BODY = 1024 * 1024  # bytes of a login request, after gunzip
+MAX_STATEMENT_SECONDS = float(os.environ.get("DECATHLON_SNOWFLAKE_STATEMENT_SECONDS", "120"))
+MAX_STAGE_FILE = int(os.environ.get("DECATHLON_SNOWFLAKE_STAGE_FILE_BYTES", str(64 * 1024 * 1024)))
+MAX_STAGE_TOTAL = int(os.environ.get("DECATHLON_SNOWFLAKE_STAGE_BYTES", str(256 * 1024 * 1024)))
+REINTERRUPT = 0.5  # an interrupt that landed before DuckDB began the statement is lost: sent again until it ends
+FAKESNOW_ONLY_SESSION_PARAMETERS = ("FAKESNOW_DB_PATH", "nop_regexes")
 
+STAGE: Path = lockdown.require()  # fakesnow's DuckDB must be locked down before its server module opens it
 patches.apply()
 import fakesnow.server as fs_server  # type: ignore[import-not-found,import-untyped,unused-ignore]  # noqa: E402 (after the patches)
 
-_serial = asyncio.Lock()
+_SIGNING_KEY = secrets.token_bytes(32)  # this process's: the upload URLs it hands out carry a signature under it
+
+
+class _Gate:
+    """Readers-writer gate: statements share it, database DDL has it alone."""
+
+    def __init__(self) -> None:
+        self._cond = asyncio.Condition()
+        self._active = 0
+        self._writer = False
+
+    @contextlib.asynccontextmanager
+    async def shared(self) -> AsyncIterator[None]:
+        async with self._cond:
+            await self._cond.wait_for(lambda: not self._writer)
+            self._active += 1
+        try:
+            yield
+        finally:
+            async with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        async with self._cond:
+            await self._cond.wait_for(lambda: not self._writer and self._active == 0)
+            self._writer = True
+        try:
+            yield
+        finally:
+            async with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+
+_gate = _Gate()
+_session_locks: dict[int, asyncio.Lock] = {}
+_running: dict[int, "_Bound"] = {}  # session (its connection's id) → the statement it runs now
+
+
+class _Bound:
+    """One statement's time bound: past it, or on the connector's abort, its session's DuckDB work is interrupted
+    (again every REINTERRUPT until it ends) and the answer is Snowflake's."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.why: str | None = None
+        self.ended = False
+
+    def stop(self, why: str) -> None:
+        if self.ended:
+            return
+        self.why = self.why or why
+        duck = getattr(self.conn, "_duck_conn", None)
+        if duck is not None:
+            with contextlib.suppress(Exception):
+                duck.interrupt()
+        asyncio.get_running_loop().call_later(REINTERRUPT, self.stop, why)
+
+    def error(self) -> wire.SnowflakeError | None:
+        if self.why == "timeout":
+            return wire.statement_timeout(MAX_STATEMENT_SECONDS)
+        if self.why == "cancel":
+            return wire.cancelled()
+        return None
 
 
 class _BodyTooLarge(Exception):
     pass
-
-
-async def _read_body(request: Request) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise _BodyTooLarge(size)
-        chunks.append(chunk)
-    body = b"".join(chunks)
-    if request.headers.get("Content-Encoding", "").lower() == "gzip":
-        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        body = inflater.decompress(body, MAX_BODY + 1)
-        if len(body) > MAX_BODY:
-            raise _BodyTooLarge(len(body))
-    return body
 
 
 def _with_body(request: Request, body: bytes) -> Request:
@@ -90,7 +161,7 @@ def _succeeded(response: Response) -> bool:
 
 async def query_request(request: Request) -> Response:
     try:
-        body = await _read_body(request)
+        body = await _read_capped(request, MAX_BODY)
     except _BodyTooLarge as exc:
         return _error(wire.statement_too_large(int(exc.args[0]), MAX_BODY))
     except (OSError, zlib.error, EOFError):
@@ -109,11 +180,107 @@ async def query_request(request: Request) -> Response:
     if conn is None:
         return await fs_server.query_request(_with_body(request, body))  # fakesnow answers a missing session
     plan = await run_in_threadpool(statements.plan, sql)
-    async with _serial:
+    action = statements.Action
+    alone = plan.action in (action.CREATE_DATABASE, action.DROP_DATABASE, action.USE_DATABASE)
+    lock = _session_locks.setdefault(id(conn), asyncio.Lock())
+    async with lock, (_gate.exclusive() if alone else _gate.shared()):
+        bound = _running[id(conn)] = _Bound(conn)
+        timer = asyncio.get_running_loop().call_later(MAX_STATEMENT_SECONDS, bound.stop, "timeout")
         try:
-            return await _run(request, payload, plan, conn)
+            response = await _run(request, payload, plan, conn)
         except wire.SnowflakeError as err:
-            return _error(err)
+            response = _error(err)
+        finally:
+            timer.cancel()
+            bound.ended = True
+            _running.pop(id(conn), None)
+        stopped = bound.error()
+        return _error(stopped) if stopped is not None else response
+
+
+async def abort_request(request: Request) -> JSONResponse:
+    """The connector's cancel (a statement past its client-side timeout, or Ctrl-C): the session's statement stops."""
+    conn = _session(request)
+    bound = _running.get(id(conn)) if conn is not None else None
+    if bound is not None:
+        bound.stop("cancel")
+    return JSONResponse({"data": None, "code": None, "message": None, "success": True})
+
+
+async def login_request(request: Request) -> Response:
+    """fakesnow's login, with the body inflated under a cap and fakesnow's own session parameters (a database file
+    to open, regexes to skip statements by) dropped: they are not Snowflake's, and the agent sends the login."""
+    try:
+        raw = await _read_capped(request, MAX_LOGIN_BODY)
+        payload = json.loads(raw)
+        params = payload["data"].setdefault("SESSION_PARAMETERS", {})
+        if not isinstance(params, dict):
+            raise TypeError("SESSION_PARAMETERS")
+    except _BodyTooLarge:
+        return JSONResponse(wire.bad_request("the login request is too large").body())
+    except (OSError, zlib.error, EOFError, ValueError, KeyError, TypeError):
+        return JSONResponse(wire.bad_request("the body is not a login request").body())
+    for name in FAKESNOW_ONLY_SESSION_PARAMETERS:
+        params.pop(name, None)
+    return await fs_server.login_request(_with_body(request, json.dumps(payload).encode()))
+
+
+def _signature(path: str) -> str:
+    return hmac.new(_SIGNING_KEY, path.encode(), hashlib.sha256).hexdigest()
+
+
+def _signed_stage_info(original: Any) -> Any:
+    def gcs_stage_info(request: Request, expr: Any, put_stage_data: Any) -> dict[str, Any]:
+        info = original(request, expr, put_stage_data)
+        parts = urlsplit(info["presignedUrl"])
+        path = parts.path.removeprefix("/fs_bucket/")
+        query = urlencode([*parse_qsl(parts.query), ("X-Goog-Signature", _signature(path))])
+        info["presignedUrl"] = urlunsplit(parts._replace(query=query))
+        return info
+
+    return gcs_stage_info
+
+
+def _gcs_error(status: int, code: str, message: str) -> Response:
+    body = f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code><Message>{message}</Message></Error>"
+    return Response(body, status_code=status, media_type="application/xml")
+
+
+def _stage_bytes() -> int:
+    return sum(f.stat().st_size for f in STAGE.rglob("*") if f.is_file())
+
+
+async def bucket_upload(request: Request) -> Response:
+    """A PUT to the stage's upload URL: only with the signature of a URL this emulator handed out for that very
+    file, and within the caps; then fakesnow's upload writes it into the episode's stage folder."""
+    path = str(request.path_params.get("path", ""))
+    given = request.query_params.get("X-Goog-Signature", "")
+    if not hmac.compare_digest(given, _signature(path)):
+        return _gcs_error(403, "AccessDenied", "Access denied.")
+    limit = min(MAX_STAGE_FILE, max(0, MAX_STAGE_TOTAL - await run_in_threadpool(_stage_bytes)))
+    try:
+        body = await _read_capped(request, limit, inflate=False)
+    except _BodyTooLarge:
+        return _gcs_error(400, "EntityTooLarge", f"Your proposed upload is larger than the maximum object size "
+                                                 f"specified in your Policy Document ({limit} bytes).")
+    return await fs_server.bucket_upload(_with_body(request, body))
+
+
+async def _read_capped(request: Request, limit: int, inflate: bool = True) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _BodyTooLarge(size)
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    if inflate and request.headers.get("Content-Encoding", "").lower() == "gzip":
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        body = inflater.decompress(body, limit + 1)
+        if len(body) > limit:
+            raise _BodyTooLarge(len(body))
+    return body
 
 
 async def _run(request: Request, payload: dict[str, Any], plan: statements.Plan, conn: Any) -> Response:
@@ -121,6 +288,8 @@ async def _run(request: Request, payload: dict[str, Any], plan: statements.Plan,
     action = statements.Action
     if plan.action is action.REJECT:
         raise wire.statement_count_mismatch(plan.statements)
+    if plan.action is action.REFUSE and plan.error:
+        raise wire.unknown_function(plan.error)
     if plan.action is action.NO_OP:
         return JSONResponse(wire.status_body("Statement executed successfully.", conn.database, conn.schema))
     if plan.action is action.COLUMN_COMMENTS:
@@ -228,10 +397,15 @@ def _server_errors_as_snowflake(app: Any) -> Any:
 
 
 def build() -> Any:
+    fs_server.gcs_stage_info = _signed_stage_info(fs_server.gcs_stage_info)
+    ours = {"/queries/v1/query-request", "/queries/v1/abort-request", "/session/v1/login-request", "/fs_bucket/{path:path}"}
     routes = [
         Route("/queries/v1/query-request", query_request, methods=["POST"]),
+        Route("/queries/v1/abort-request", abort_request, methods=["POST"]),
+        Route("/session/v1/login-request", login_request, methods=["POST"]),
+        Route("/fs_bucket/{path:path}", bucket_upload, methods=["PUT"]),
         Route("/telemetry/send", telemetry, methods=["POST"]),
-        *fs_server.routes,
+        *(r for r in fs_server.routes if r.path not in ours),
     ]
     # DuckDB warns once that fakesnow's Arrow fetch copies rows: noise in the request log.
     warnings.filterwarnings("ignore", message="Arrow output on a DB-API result")

@@ -16,18 +16,23 @@ import socket
 import sys
 import threading
 import traceback
+from pathlib import Path
 from typing import Any
 
 NAME = "snowflake"
 
 
 class _Loader:
-    def __init__(self) -> None:
+    def __init__(self, root: Path) -> None:
+        self.root = root
         self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         threading.Thread(target=self._load, name="snowflake-load", daemon=True).start()
 
     def _load(self) -> None:
         try:
+            from .lockdown import install
+
+            install(self.root)  # before fakesnow opens its database (on the import of its server module)
             from .app import build
 
             self.future.set_result(build())
@@ -82,8 +87,8 @@ async def _serve(loader: _Loader, sock: socket.socket) -> int:
     return 1 if loader.future.done() and loader.future.exception() is not None else 0
 
 
-def run(host: str, port: int) -> int:
-    loader = _Loader()
+def run(host: str, port: int, root: Path) -> int:
+    loader = _Loader(root)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=f"{NAME}: %(levelname)s %(name)s: %(message)s")
     try:
         sock = _listen(host, port)

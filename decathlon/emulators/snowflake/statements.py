@@ -15,6 +15,7 @@ from sqlglot.dialects.snowflake import Snowflake  # type: ignore[import-not-foun
 from sqlglot.errors import SqlglotError  # type: ignore[import-not-found,import-untyped,unused-ignore]
 from sqlglot.tokens import TokenType  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
+from . import lockdown
 from .naming import alias_projections
 
 # Leading comments, blanks and opening parens before the statement's keyword.
@@ -31,6 +32,7 @@ class Action(Enum):
     NO_OP = "no_op"                      # accepted and ignored, as Snowflake does constraint-only ALTERs
     COLUMN_COMMENTS = "column_comments"  # the emulator records them (fakesnow drops ALTER … COMMENT, fails COMMENT ON)
     REJECT = "reject"                    # several statements in one request: Snowflake refuses them
+    REFUSE = "refuse"                    # calls a function Snowflake does not have (DuckDB's): `error` says which
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Plan:
     # COLUMN_COMMENTS: ((database, schema, table) as written (None: the session's), column, comment), resolved
     # as Snowflake resolves names (unquoted: upper case)
     comments: tuple[tuple[tuple[str | None, str | None, str], str, str], ...] = ()
+    error: str | None = None     # REFUSE: Snowflake's message
 
 
 def leading_keyword(sql: str) -> str:
@@ -128,9 +131,35 @@ def statement_count(sql: str) -> int:
     return count + pending
 
 
+_CALL = re.compile(r"([A-Za-z_][\w$]*)\s*\(")
+_DUCKDB_TYPED = {"ReadCSV": "READ_CSV", "ReadParquet": "READ_PARQUET", "ToFile": "TO_FILE", "Secret": "SECRET"}
+
+
+def foreign_function(sql: str) -> str | None:
+    """Snowflake's refusal of a call to a DuckDB function it does not have (read_text, read_csv, glob, getenv,
+    duckdb_settings…): fakesnow would pass it to DuckDB unchanged. None when every call is Snowflake's."""
+    if not any(lockdown.duckdb_only(m.group(1), table=True) for m in _CALL.finditer(sql)):
+        return None  # the usual case: no name of DuckDB's own is called, nothing to parse
+    tree = _parse(sql)
+    if tree is None:
+        return None  # fakesnow answers the syntax error
+    for node in tree.find_all(exp.Func):
+        name = _DUCKDB_TYPED.get(type(node).__name__) or (node.name if isinstance(node, exp.Anonymous) else None)
+        if not name:
+            continue
+        table = isinstance(node.parent, exp.Table) and node.parent.this is node
+        if type(node).__name__ in _DUCKDB_TYPED or lockdown.duckdb_only(name, table):
+            what = "user-defined table function" if table else "function"
+            return f"SQL compilation error:\nUnknown {what} {name.upper()}"
+    return None
+
+
 def plan(sql: str) -> Plan:
     if (count := statement_count(sql)) > 1:
         return Plan(sql, Action.REJECT, statements=count)
+    refusal = foreign_function(sql)
+    if refusal:
+        return Plan(sql, Action.REFUSE, error=refusal)
     keyword = leading_keyword(sql)
     if keyword in {"SELECT", "WITH"}:
         tree = _parse(sql)

@@ -70,6 +70,19 @@ def statement_count_mismatch(count: int) -> SnowflakeError:
     return SnowflakeError(8, "0A000", f"Actual statement count {count} did not match the desired statement count 1.")
 
 
+def unknown_function(message: str) -> SnowflakeError:
+    return SnowflakeError(2140, "42601", message)
+
+
+def statement_timeout(seconds: float) -> SnowflakeError:
+    return SnowflakeError(630, "57014", f"Statement reached its statement or warehouse timeout of {seconds:g} second(s) "
+                                        "and was canceled.")
+
+
+def cancelled() -> SnowflakeError:
+    return SnowflakeError(604, "57014", "SQL execution canceled")
+
+
 def bad_request(message: str) -> SnowflakeError:
     return SnowflakeError(390101, "08004", f"Invalid request: {message}")
 

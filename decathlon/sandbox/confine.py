@@ -235,7 +235,8 @@ def _fail(reason: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m decathlon.sandbox.confine", description=__doc__.split("\n\n")[0])
     ap.add_argument("--uid", type=int, required=True, help="the service user the command runs as")
-    ap.add_argument("--ro", action="append", default=[], help="a path bound read-only (repeatable)")
+    ap.add_argument("--ro", action="append", default=[],
+                    help="a path bound read-only (repeatable), besides the system's /usr and a few files of /etc")
     ap.add_argument("--rw", action="append", default=[], help="a path bound writable (repeatable)")
     ap.add_argument("argv", nargs=argparse.REMAINDER, help="-- the command")
     args = ap.parse_args(argv)
@@ -246,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--uid 0: the services never run as root")
     cwd = os.getcwd()
     try:
-        enter(Plan(args.uid, list(args.ro), list(args.rw)))
+        enter(standard_plan(args.uid, list(args.rw), [], list(args.ro)))
         become(args.uid)
     except OSError as exc:
         return _fail(f"the services' own root could not be made: {exc}")

@@ -19,12 +19,11 @@ is not used (and could not be: no CAP_SYS_ADMIN).
 
 `python -m decathlon.sandbox.confine --uid N --ro PATH… --rw PATH… -- ARGV…`; a failure prints
 `failed {"service": "confine", "reason": …}` on stdout (what the supervisor's reader expects) and exits 1.
-Python 3.11 has no os.unshare or mount, hence libc through ctypes (as decathlon.sandbox.jail).
+Python 3.11 has no os.unshare or mount, hence libc through ctypes (decathlon.sandbox.syscalls).
 """
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import platform
@@ -32,11 +31,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CLONE_NEWNS = 0x00020000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
-MNT_DETACH = 0x2
-PR_SET_NO_NEW_PRIVS = 38
+from decathlon.sandbox import syscalls
+from decathlon.sandbox.syscalls import (CLONE_NEWNS, MNT_DETACH, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE,
+                                        MS_RDONLY, MS_REC, MS_REMOUNT, libc)
+from decathlon.sandbox.users import Users
+
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}
 BASE = Path(os.environ.get("DECATHLON_CONFINE_BASE", "/run/decathlon-confine"))
 # The system a Python program needs, read-only: everything else of the host stays outside.
@@ -61,23 +60,12 @@ class Plan:
     writable: list[str] = field(default_factory=list)
 
 
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
 def _check(rc: int, what: str) -> None:
-    if rc != 0:
-        err = ctypes.get_errno()
-        raise ConfineError(err, f"{what}: {os.strerror(err)}")
-
-
-def _enc(s: str | None) -> bytes | None:
-    return os.fsencode(s) if s is not None else None
+    syscalls.check(rc, what, ConfineError)
 
 
 def _mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = _enc
-    _check(_libc().mount(enc(src), enc(dst), enc(fstype), flags, enc(data)), f"mount {src or fstype} on {dst}")
+    syscalls.mount(src, dst, fstype, flags, data, ConfineError)
 
 
 def python_roots(executable: str) -> list[str]:
@@ -182,16 +170,15 @@ def _pivot(root: Path) -> None:
         raise ConfineError(0, f"pivot_root: no syscall number known for {platform.machine()}")
     os.chdir(root)
     # pivot_root(".", "."): the old root stacks under the new one and is then detached, with no folder for it.
-    _check(_libc().syscall(number, b".", b"."), "pivot_root")
-    _check(_libc().umount2(b".", MNT_DETACH), "detaching the host's root")
+    _check(libc().syscall(number, b".", b"."), "pivot_root")
+    _check(libc().umount2(b".", MNT_DETACH), "detaching the host's root")
     os.chdir("/")
 
 
 def enter(plan: Plan) -> None:
     """Into the services' own root (needs root); the caller then becomes `plan.uid`."""
-    libc = _libc()
     os.umask(0o022)
-    _check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    _check(libc().unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     BASE.mkdir(mode=0o700, parents=True, exist_ok=True)
     root = BASE
@@ -221,10 +208,7 @@ def enter(plan: Plan) -> None:
 
 
 def become(uid: int) -> None:
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-    _check(_libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+    Users(service=uid, agent=uid).become("service")
 
 
 def _fail(reason: str) -> int:

@@ -10,31 +10,20 @@ read-only tmpfs. The agent, without capabilities, cannot undo a mount.
 In a container (compose, prime) the source is the grader's alone already, and the daemon is never root:
 nothing happens here.
 
-Python 3.11 has no os.unshare, hence libc through ctypes (as decathlon.sandbox.netns).
+Python 3.11 has no os.unshare or mount, hence libc through ctypes (decathlon.sandbox.syscalls).
 """
 from __future__ import annotations
 
-import ctypes
 import os
 
-CLONE_NEWNS = 0x00020000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
-MS_REC, MS_PRIVATE = 0x4000, 0x40000
+from decathlon.sandbox.syscalls import CLONE_NEWNS, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC
+from decathlon.sandbox.syscalls import check, libc, mount
+
 HIDE_ENV = "TASK_API_HIDE"  # os.pathsep-separated folders the backend wants out of the agent's sight
 
 
 class JailError(OSError):
     pass
-
-
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _check(rc: int, what: str) -> None:
-    if rc != 0:
-        err = ctypes.get_errno()
-        raise JailError(err, f"{what}: {os.strerror(err)}")
 
 
 def hidden(extra: list[str] | None = None) -> list[str]:
@@ -50,12 +39,10 @@ def enter(folders: list[str]) -> None:
     call it before dropping to the agent's user."""
     if not folders:
         return
-    libc = _libc()
-    _check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    check(libc().unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)", JailError)
     # Private, so that nothing mounted here reaches the host's namespace (and nothing of the host's
     # unmounts our cover).
-    _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "making / private")
+    mount(None, "/", None, MS_REC | MS_PRIVATE, error=JailError)
     for folder in folders:
-        _check(libc.mount(b"tmpfs", os.fsencode(folder), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                          b"size=4k,mode=000"), f"covering {folder}")
+        mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000", JailError)
 

@@ -13,16 +13,13 @@ import os
 import socket
 import struct
 
-CLONE_NEWNET = 0x40000000
+from decathlon.sandbox.syscalls import CLONE_NEWNET, libc
+
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
 
 class NetnsError(OSError):
     pass
-
-
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
 
 
 def current() -> int:
@@ -41,7 +38,7 @@ def _loopback_up() -> None:
 def unshare() -> None:
     """Move the calling thread (and every process it starts from now on) into a new network namespace,
     with only its loopback up. Needs CAP_SYS_ADMIN (root on the host)."""
-    if _libc().unshare(CLONE_NEWNET) != 0:
+    if libc().unshare(CLONE_NEWNET) != 0:
         err = ctypes.get_errno()
         raise NetnsError(err, f"unshare(CLONE_NEWNET): {os.strerror(err)}"
                               + (" (it needs root, CAP_SYS_ADMIN)" if err == errno.EPERM else ""))
@@ -57,7 +54,7 @@ def enter(pid: int) -> None:
     try:
         if os.fstat(fd).st_ino == current():
             return
-        if _libc().setns(fd, CLONE_NEWNET) != 0:
+        if libc().setns(fd, CLONE_NEWNET) != 0:
             err = ctypes.get_errno()
             raise NetnsError(err, f"setns into {pid}'s network namespace: {os.strerror(err)}")
     finally:

@@ -664,7 +664,7 @@ def main() -> int:
             base = Path(tmpdir)
             configs = base / "configs"
             configs.mkdir()
-            saas_credentials.write(configs, {})  # the key file (and the Snowflake key) an episode gets
+            saas_credentials.write(configs)  # the key file (and the Snowflake key) an episode gets
             script = base / "client.py"
             script.write_text(CLIENT)
             try:

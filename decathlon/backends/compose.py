@@ -39,6 +39,7 @@ from decathlon.backends import daemon_channel
 from decathlon.backends.base import MANAGED_LABEL, ExecResult, GcResult, SandboxSpec
 from decathlon.backends.compose_pool import POOLED_EPISODE, Warm, WarmPool
 from decathlon.errors import InfraError, Kind
+from decathlon.sandbox.task_copy import CONFIG_MODULES
 
 AGENT_UID = 1500
 SERVICE_UID = 1501
@@ -344,9 +345,19 @@ class ComposeSandbox:
             return f.read()
 
     async def copy_source(self, source: Path, task: str) -> None:
-        """The task's source, root-only: configs and this task's folder (not every task's)."""
+        """The task's source, root-only: configs and this task's folder (not every task's). The config modules the
+        user names on this host (DECATHLON_TOKEN_KEY_SESSION, DECATHLON_GLOBAL_CONFIGS: host paths, which the
+        container does not have) go in as the copy's own configs/token_key_session.py and global_configs.py; the
+        key files a token session names must then be in the checkout's configs/ (upstream's `./configs/…`)."""
         buf = io.BytesIO()
         root = source.resolve()
+        named: dict[str, Path] = {}
+        for name, variable in sorted(CONFIG_MODULES.items()):
+            value = os.environ.get(variable)
+            if value:
+                if not Path(value).is_file():
+                    raise InfraError(Kind.BAD_CONFIG, f"{variable}={value}: no such file (it names the {name} to use)")
+                named[f"source/configs/{name}"] = Path(value)
 
         def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
             # The grader's: preprocess and the evaluator read it and write into their task folder, as
@@ -356,6 +367,9 @@ class ComposeSandbox:
             info.mode |= 0o700 if info.isdir() else 0o600
             return info
 
+        def checkout_part(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+            return None if info.name in named else owned(info)
+
         def closed(name: str) -> tarfile.TarInfo:
             info = tarfile.TarInfo(name)
             info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o750, 0, GRADER_UID
@@ -364,7 +378,9 @@ class ComposeSandbox:
             tar.addfile(closed("source"))
             for part in SOURCE_PARTS:
                 if (root / part).exists():
-                    tar.add(root / part, f"source/{part}", filter=owned)
+                    tar.add(root / part, f"source/{part}", filter=checkout_part)
+            for name, path in sorted(named.items()):
+                tar.add(path.resolve(), name, filter=owned)  # the file, not a link to a host path
             task_dir = root / "tasks" / "finalpool" / task
             for folder in ("tasks", "tasks/finalpool"):
                 tar.addfile(closed(f"source/{folder}"))

@@ -38,12 +38,17 @@ LABELS_FILE = "labels.json"
 RELEASE_GRACE = 0.5
 
 
+# Named like credentials, but paths: the files they name are read by setup (root, where users are separated) into the
+# grader's private copy of the checkout (decathlon/sandbox/task_copy.py), never shown to the agent.
+PATHS_NOT_SECRETS = ("DECATHLON_TOKEN_KEY_SESSION",)
+
+
 def sandbox_env() -> dict[str, str]:
     """The host's environment less anything credential-looking (OPENAI_API_KEY, PRIME_API_KEY…): on this
     backend the agent runs as the host's user and can read its daemon's environment. A variable a task
     needs in its sandbox is passed on purpose by naming it in DECATHLON_SANDBOX_ENV (comma-separated)."""
     wanted = {n.strip() for n in os.environ.get("DECATHLON_SANDBOX_ENV", "").split(",") if n.strip()}
-    secret = set(secret_names(dict(os.environ))) - wanted
+    secret = set(secret_names(dict(os.environ))) - wanted - set(PATHS_NOT_SECRETS)
     return {k: v for k, v in os.environ.items() if k not in secret}
 
 
@@ -100,6 +105,17 @@ def isolation_note() -> str:
     return (f"local backend (as uid {os.getuid()}): the agent runs as you and can read and write whatever you can, "
             "the task source and its ground truth included. Run as root for an unprivileged agent per episode, "
             "or use --backend compose.")
+
+
+def real_saas_note() -> str | None:
+    """What `--saas real` cannot keep from the agent here, said at the start of such a run (None as root, where the
+    agent is a user of its own and the keys reach our servers through the episode's key broker alone)."""
+    if local_users.isolating():
+        return None
+    return (f"warning: --saas real on the local backend as uid {os.getuid()}: the agent runs as you, so your real "
+            "accounts' keys (the files DECATHLON_TOKEN_KEY_SESSION names, the checkout's configs/) are the agent's to "
+            "read, and nothing here can keep them from it. Run as root (each episode then has users of its own), or "
+            "use --backend compose.")
 
 
 def hidden_from_agent(source: Path) -> list[str]:

@@ -63,6 +63,9 @@ class PrimeConfig:
     backoff_cap: float = 20.0
 
     def sandbox_env(self) -> dict[str, str]:
+        # Not DECATHLON_TOKEN_KEY_SESSION (nor DECATHLON_GLOBAL_CONFIGS): it names a file of this host, which a Prime
+        # sandbox does not have. Its source is the image's checkout (`decathlon image build --source CHECKOUT`), whose
+        # own configs/token_key_session.py (and key files) `--saas real` then uses, as task_copy.py does for any checkout.
         env = {"TASK_API_HOME": self.home}
         if self.users and self.users != "none":
             env["TASK_API_USERS"] = self.users

@@ -178,6 +178,10 @@ async def run_command(ns: argparse.Namespace) -> int:
     if ns.mode in FROM_CASSETTE:
         _check_cassettes(tapes, names, ns.mode, ns.cassettes is not None)
     ns.backend = _backend_for(ns)
+    if ns.backend == "local" and ns.saas == "real" and ns.mode not in FROM_CASSETTE:
+        from decathlon.backends.local import real_saas_note
+        if note := real_saas_note():  # the agent is this very user: nothing keeps the keys from it
+            print(f"decathlon: {note}", file=sys.stderr)
     backend = make_backend(ns.backend)
     run_id = str(earlier.plan.get("run_id") or uuid.uuid4().hex[:12]) if earlier else uuid.uuid4().hex[:12]
     # The id `gc --run` needs, said before the first sandbox: a run killed outright (SIGKILL, the OOM killer,

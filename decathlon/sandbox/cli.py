@@ -31,7 +31,8 @@ def _parser():
     s.add_argument("--saas", choices=["emulated", "real"], default="emulated",
                    help="emulated (the default): the episode's own emulators of Google Cloud and Snowflake behind the "
                    "SaaS front, with credentials made for them; real: no front, the user's own credentials and configs "
-                   "(DECATHLON_TOKEN_KEY_SESSION…) reach the real vendors")
+                   "(DECATHLON_TOKEN_KEY_SESSION…) reach the real vendors, the keys through a one-shot broker "
+                   "(docs/services.md)")
     e = sub.add_parser("execute", help="call one tool (`-`: the call as JSON on stdin, {\"tool\", \"args\"})")
     e.add_argument("tool")
     e.add_argument("args_json", nargs="?")

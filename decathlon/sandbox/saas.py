@@ -8,7 +8,8 @@ libraries and host names. The emulators a named server needs start with the fron
 first connection.
 
 `--saas real` installs no front: the user's own credentials and configs go to the
-scripts and servers, which reach the real vendors.
+scripts and servers, which reach the real vendors; the user's keys to the scripts as the grader's private copies and
+to our servers through the episode's key broker, never to the agent (decathlon/sandbox/real_keys.py).
 """
 from __future__ import annotations
 

@@ -70,21 +70,44 @@ def load_raw_configs(source: Path) -> dict[str, dict]:
     return configs
 
 
+def module_table(path: Path, attr: str, cwd: Path) -> dict:
+    """A config module's table, read by the task's interpreter (a checkout's config modules import what its
+    environment has, addict for one), from `cwd` (the source's root, as Toolathlon runs them)."""
+    if not path.is_file():
+        return {}
+    from decathlon.sandbox.subproc import task_python
+    code = ("import json, runpy, sys\n"
+            "print(json.dumps(dict(runpy.run_path(sys.argv[1]).get(sys.argv[2]) or {}), default=str))\n")
+    try:
+        proc = subprocess.run([task_python(), "-c", code, str(path), attr], cwd=str(cwd),
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path} could not be loaded: {exc}") from None
+    if proc.returncode != 0:  # their module, their failure: name it
+        raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path} failed to load: {proc.stderr.strip()[-800:]}")
+    try:
+        return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError, TypeError) as exc:
+        raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path}: `{attr}` is not a table of values ({exc})") from None
+
+
 class Templates:
     """Fills ${...} variables; config/token modules are executed only if a template asks.
 
     `private` is the grader's episode root, which the task's token module resolves paths against
     (`str(Path(__file__).parent / "email_config.json")`). The agent's servers cannot read it where users
     are separated, so a value naming a file inside it is handed over as a read-only copy in `shared`
-    (see `_hand_over`).
+    (see `_hand_over`), except the files in `withheld`: the user's own keys under `--saas real`
+    (decathlon/sandbox/real_keys.py), which no file the agent can read ever holds.
     """
 
     def __init__(self, source: Path, workspace: Path, task_dir: Path, *, private: Path | None = None,
-                 shared: Path | None = None) -> None:
+                 shared: Path | None = None, withheld: frozenset[Path] = frozenset()) -> None:
         self.source = source
         self.task_dir = task_dir
         self.private = private
         self.shared = shared
+        self.withheld = frozenset(p.resolve() for p in withheld)
         self.simple = {
             "agent_workspace": str(workspace),
             "local_servers_paths": str(source / "local_servers"),
@@ -96,24 +119,7 @@ class Templates:
         self._token: dict | None = None
 
     def _module_dict(self, path: Path, attr: str) -> dict:
-        """The module's table, read by the task's interpreter (a checkout's config modules import what
-        its environment has, addict for one), from the source's root as Toolathlon runs them."""
-        if not path.is_file():
-            return {}
-        from decathlon.sandbox.subproc import task_python
-        code = ("import json, runpy, sys\n"
-                "print(json.dumps(dict(runpy.run_path(sys.argv[1]).get(sys.argv[2]) or {}), default=str))\n")
-        try:
-            proc = subprocess.run([task_python(), "-c", code, str(path), attr], cwd=str(self.source),
-                                  capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path} could not be loaded: {exc}") from None
-        if proc.returncode != 0:  # their module, their failure: name it
-            raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path} failed to load: {proc.stderr.strip()[-800:]}")
-        try:
-            return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
-        except (ValueError, IndexError, TypeError) as exc:
-            raise InfraError(Kind.BAD_SERVER_CONFIG, f"{path}: `{attr}` is not a table of values ({exc})") from None
+        return module_table(path, attr, self.source)
 
     def _lookup(self, name: str) -> str:
         if name in self.simple:
@@ -152,7 +158,7 @@ class Templates:
             inside = resolved.relative_to(self.private.resolve())
         except (OSError, ValueError):  # missing, or not the grader's (a link out of it included)
             return value
-        if not resolved.is_file() or GRADER_ONLY & set(inside.parts):
+        if not resolved.is_file() or GRADER_ONLY & set(inside.parts) or resolved in self.withheld:
             return value
         target = self.shared / hashlib.sha256(value.encode()).hexdigest()[:12] / resolved.name
         if not target.exists():

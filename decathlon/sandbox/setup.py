@@ -15,13 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from decathlon.sandbox import grader_git, modes, runner_shims, saas, saas_credentials, services, task_copy
+from decathlon.sandbox import grader_git, modes, real_keys, runner_shims, saas, saas_credentials, services, task_copy
 from decathlon.sandbox.catalogue import runnable_servers, split_for_rerun
 from decathlon.sandbox.clock import behind, frozen_env
 from decathlon.contract.replies import OmittedServer, ReplayedServer, SetupReply, dump
 from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.output import tail
 from decathlon.sandbox.home import Home
+from decathlon.sandbox.key_broker import KeyBroker
 from decathlon.sandbox.procs import alive
 from decathlon.sandbox.prompts import fill_system_prompt
 from decathlon.sandbox.servers_config import START_TIMEOUT, Templates, default_servers_dir, load_raw_configs, resolve_servers
@@ -64,6 +65,10 @@ def _prepare_home(home: Home, users: Users) -> None:
         shutil.rmtree(home.server_files)
     home.server_files.mkdir()
     os.chmod(home.server_files, 0o755)
+    if users.separated and users.agent is not None:
+        # Only this episode's agent (its gid is its uid) reads its servers' copies; another episode's cannot.
+        os.chown(home.server_files, 0, users.agent)
+        os.chmod(home.server_files, 0o750)
     if users.separated:
         os.chmod(home.root, 0o755)
         os.chown(home.root, 0, 0)
@@ -286,15 +291,21 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     scripted = task.has_preprocess or task.evaluator.is_file()
     wanted = services.needed(task.servers) if scripted else []
     eager = saas.emulators_for(task, saas_mode) if scripted else None
+    withheld: frozenset[Path] = frozenset()
     if eager is not None:
         wanted.append("front")
-        saas_credentials.write(home.task_root / "configs", config_modules)
+        saas_credentials.write(home.task_root / "configs")
         users.give(home.task_root / "configs", "grader")
+    elif saas_mode == "real" and mode != "replay" and saas.emulators_for(task) is not None:
+        configs = home.task_root / "configs"
+        withheld = real_keys.withheld(configs, real_keys.gather(configs))
+        users.give(configs, "grader")
     own_netns = services.isolate(task.name, wanted, users)
     daemon = _spawn_daemon(home)
     home.daemon_record.write_text(str(daemon.pid), encoding="ascii")
     preflight = None
     service_record = None
+    broker: KeyBroker | None = None
     try:
         t = time.monotonic()
         service_record = services.start(home, task.name, wanted, users, clock, eager)
@@ -328,11 +339,19 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         skipped = {o["name"] for o in omitted}
         specs = modes.server_specs(home, mode, clock, resolve_servers(
             raw_configs, servers, Templates(task.source, home.workspace, task.dir, private=home.task_root,
-                                           shared=home.server_files),
+                                           shared=home.server_files, withheld=withheld),
             default_cwd=home.workspace)
             if mode != "replay" else modes.replayed_specs(servers))
         if saas_env:  # the MCP SDK starts a server with a bare environment: the front's variables go in its spec
             specs = [replace(s, env={**s.env, **saas_env}) if s.command != "<replay>" else s for s in specs]
+        if saas_mode == "real" and mode != "replay":
+            # The user's keys reach our servers through the broker alone; it closes once they have started (no
+            # process of the agent runs before that). Where users are not separated, the agent is this very uid.
+            broker = KeyBroker(users.agent if users.agent is not None else os.geteuid(), home.root)
+            specs = real_keys.broker_specs(specs, broker)
+            if not broker.unclaimed():  # no server of this task takes a key
+                broker.close()
+                broker = None
         specs += modes.replayed_specs([r["name"] for r in replayed])
         ready = _wait_ready(home, daemon, {"workspace": str(home.workspace), "servers": [s.to_json() for s in specs],
                                            "server_order": [s for s in task.servers if s not in skipped],
@@ -342,12 +361,16 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
                                            # namespace to join, what to hide, the agent's HOME.
                                            "netns": os.getpid() if own_netns else None,
                                            "hide": [str(src)], "agent_home": str(home.agent_home)})
+        if broker is not None:
+            broker.close()
         timings["servers"] = time.monotonic() - t
         t = time.monotonic()
         _finish_preflight(preflight, task)
         timings["preflight_wait"] = time.monotonic() - t
     except BaseException:
         # No half-set-up episode: the daemon (and any server it started) goes with the failure.
+        if broker is not None:
+            broker.close()
         daemon.kill_group()
         services.stop(home)
         if preflight is not None and preflight.poll() is None:

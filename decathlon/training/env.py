@@ -222,6 +222,10 @@ class DecathlonTaskset(vf.Taskset[DecathlonTask, DecathlonTasksetConfig]):
                 check_real_saas(source, names)
             except errors.InfraError as exc:
                 raise ValueError(f"--env.taskset.task.saas: {exc.message}") from exc
+            if self.config.task.backend in UNISOLATED:
+                from decathlon.backends.local import real_saas_note
+                if note := real_saas_note():
+                    warnings.warn(f"decathlon: {note}", UnisolatedBackendWarning, stacklevel=2)
         for name in names:
             try:
                 task = taskdef.load_task(source, name)

@@ -1,7 +1,10 @@
 """Entry point: `python -m decathlon.standins.snowflake --account A --warehouse W --user U --private_key_path P
 --role R --database D --schema S [--allowed_databases X,Y] [--allow_write] [--exclude-json-results] ...`,
 the reference's command line (see cli.py). Runs in its own virtualenv (ci/servers/snowflake.txt), which holds
-the Snowflake connector the project's own cannot."""
+the Snowflake connector the project's own cannot.
+
+Under `--saas real` the `--private_key_path` value is a token of the episode's key broker, not a path: the key is
+fetched before anything else happens and held in memory (decathlon/standins/keyclaim.py)."""
 from __future__ import annotations
 
 import importlib
@@ -9,6 +12,8 @@ import logging
 import os
 import sys
 import threading
+
+from decathlon.standins.keyclaim import BROKERED_FLAGS, KeyClaimError, claim_flag, without_flag
 
 FORMAT = "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
 
@@ -33,7 +38,21 @@ def _setup_logging(level: str, log_dir: str | None) -> None:
         ours.setLevel(level)
 
 
+KEY_FLAG = BROKERED_FLAGS["decathlon.standins.snowflake"]
+
+
 def main(argv: list[str]) -> int:
+    # First of all: non-dumpable before a brokered key is in this process's memory (the agent's processes share
+    # its uid), and the key fetched before anything of the agent's can run.
+    try:
+        claimed = claim_flag(argv, KEY_FLAG)
+    except (KeyClaimError, OSError) as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 1
+    private_key = None
+    if claimed is not None:
+        index, private_key = claimed
+        argv = without_flag(argv, index, KEY_FLAG)
     logging.basicConfig(level=logging.INFO, format=FORMAT, handlers=[logging.StreamHandler()])
     # Imported only now: the connector's import dominates start-up time.
     defaults = importlib.import_module("snowflake.connector.connection").DEFAULT_CONFIGURATION
@@ -45,6 +64,7 @@ def main(argv: list[str]) -> int:
     except StartupError as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1
+    settings.private_key = private_key
     logging.getLogger().handlers.clear()
     _setup_logging(settings.log_level, settings.log_dir)
 

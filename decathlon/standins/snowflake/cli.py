@@ -42,6 +42,8 @@ class Settings:
     exclude_json_results: bool = False
     allowed_databases: list[str] | None = None
     exclusion: dict[str, list[str]] = field(default_factory=dict)
+    # A key the episode's broker handed over (PEM, `--saas real`): kept out of every repr, never written anywhere.
+    private_key: bytes | None = field(default=None, repr=False)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -5,7 +5,8 @@ session does towards its tool handlers.
   opening surfaces once, to whoever waits for it, as `Failed to connect to Snowflake database: <why>`;
   the next query tries again. After 30 minutes the next query opens a fresh session (the reference's
   re-authentication), which starts again in the configured database and schema.
-- `--private_key_path` is read (unencrypted PEM) when the connection opens, and sent as PKCS#8 DER.
+- `--private_key_path` is read (unencrypted PEM) when the connection opens, and sent as PKCS#8 DER. A key the
+  episode's broker handed over (`--saas real`: decathlon/standins/keyclaim.py) is the same PEM, held in memory only.
 - Each query runs as one statement on that session, and the rows come back as dicts keyed by the column
   names (Snowpark's `Row.asDict()`): no rows reads `[{status: success, message: Query executed
   successfully}]`, and duplicate column names fail the call as Snowpark fails it.
@@ -50,10 +51,14 @@ class SnowparkError(Exception):
 
 
 def _load_private_key(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return private_key_der(f.read())
+
+
+def private_key_der(pem: bytes) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
-    with open(path, "rb") as f:
-        key = serialization.load_pem_private_key(f.read(), password=None)
+    key = serialization.load_pem_private_key(pem, password=None)
     return key.private_bytes(encoding=serialization.Encoding.DER, format=serialization.PrivateFormat.PKCS8,
                              encryption_algorithm=serialization.NoEncryption())
 
@@ -67,8 +72,9 @@ class _Opening:
 class SnowflakeDB:
     AUTH_EXPIRATION_TIME = 1800.0
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], private_key: bytes | None = None) -> None:
         self.config = config  # the connection parameters; the key file's path gives way to the key once read
+        self._pem = private_key  # a brokered key (PEM): in this process's memory, never in a file
         self._connection: Any = None
         self._auth_time = 0.0
         self._opening: _Opening | None = None
@@ -96,7 +102,11 @@ class SnowflakeDB:
         self._auth_time = time.time()
 
     def _connect(self) -> Any:
-        if "private_key_path" in self.config:
+        if self._pem is not None:
+            self.config.pop("private_key_path", None)
+            self.config["private_key"] = private_key_der(self._pem)
+            self._pem = None
+        elif "private_key_path" in self.config:
             self.config["private_key"] = _load_private_key(self.config["private_key_path"])
             del self.config["private_key_path"]
         return connector().connect(**{key.lower(): value for key, value in self.config.items()})

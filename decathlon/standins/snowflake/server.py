@@ -106,7 +106,7 @@ async def serve(settings: Settings) -> None:
     logger.info("Prefetch table descriptions: %s", settings.prefetch)
     logger.info("Excluded tools: %s", settings.exclude_tools)
     logger.info(f"Exclusion patterns: {settings.exclusion}")
-    db = SnowflakeDB(settings.connection)
+    db = SnowflakeDB(settings.connection, settings.private_key)
     async with anyio.create_task_group() as background:
         db.start(background)
         tables_info: dict[str, Any] | str = await prefetch_tables(db, settings.connection) if settings.prefetch else {}

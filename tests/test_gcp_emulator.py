@@ -737,3 +737,17 @@ def test_a_result_too_large_to_return_is_refused_not_held(tmp_path: Path) -> Non
                                      "job configuration. For more details, see "
                                      "https://cloud.google.com/bigquery/troubleshooting-errors", ["responseTooLarge"]]
     assert got["small"] == 1000
+
+
+def test_a_query_bigquery_refuses_before_running_fails_at_its_insert_even_on_a_cold_emulator(tmp_path: Path) -> None:
+    """Syntax, names and functions are checked before anything runs, as BigQuery does: the job comes back from its
+    insert DONE with the error (the recorded runs show that shape), even while the first query pays DuckDB's load."""
+    emu = Emulator(tmp_path / "emu")
+    try:
+        got = run(emu, '''
+            job = bq.query("SELECT content FROM read_text('/etc/passwd')")
+            out["at_insert"] = [job.state, (job.error_result or {}).get("reason"), (job.error_result or {}).get("message")]
+        ''', tmp_path)
+    finally:
+        assert emu.stop() == 0
+    assert got["at_insert"] == ["DONE", "invalidQuery", "Table-valued function not found: read_text at [1:21]"]

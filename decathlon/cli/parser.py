@@ -49,9 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--launch-time", help='pin the clock, "YYYY-MM-DD HH:MM:SS" (default: now)')
     r.add_argument("--max-turns", type=int, default=100)
     r.add_argument("--frozen-clock", action=argparse.BooleanOptionalAction, default=None,
-                   help="start the task's preprocess, servers and evaluator at the launch time as \"now\" "
-                   "(libfaketime), so time-dependent graders judge as they did when the run was recorded; "
-                   "on by default with --mode rerun")
+                   help="start the task's preprocess, servers, evaluator and the agent's own processes (python-execute) "
+                   "at the launch time as \"now\" (libfaketime), so a recorded run's code and time-dependent graders "
+                   "see the day the run was recorded; on by default with --mode rerun (--no-frozen-clock: the machine's)")
     r.add_argument("--saas", choices=["emulated", "real"], default="emulated",
                    help="emulated (the default): Google Cloud and Snowflake answered per episode by its own emulators "
                    "at the vendors' real host names (docs/services.md); real: no emulators, your own accounts "
@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     imp = cas_sub.add_parser("import-trajectories", help="recorded real runs (<task>.json each) → replayable tasks")
     imp.add_argument("dir", type=Path)
     imp.add_argument("--out", type=Path, required=True, help="a new task source: tasks/, cassettes/, import-report.json")
+    imp.add_argument("--launch-time", action="append", default=[], metavar="TASK=TIME", dest="launch_time",
+                     help="the launch time of TASK's run, \"YYYY-MM-DD HH:MM:SS\", over what its outputs show "
+                     "(a rerun runs at it); repeatable")
+    imp.add_argument("--launch-times", type=Path, metavar="FILE",
+                     help="a JSON object of launch times by task, as --launch-time gives them one by one")
     dif = cas_sub.add_parser("diff", help="what differs between two cassettes (timings left out: they differ "
                              "between any two recordings)")
     dif.add_argument("a", type=Path)

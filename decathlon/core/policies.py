@@ -142,7 +142,10 @@ class _Recorded:
         self.assistant = assistant
         self.turn = 0
         self.results = results or {}
-        self.ids = IdTranslator()
+        # Masked identifiers in its calls stand for what its own outputs show unmasked, if they do.
+        self.ids = IdTranslator.for_recording(self.results.values(), [
+            (c.get("function") or {}).get("arguments") or "" for m in assistant for c in m.get("tool_calls") or []
+            if isinstance(c, dict)])
         self.learnt: set[str] = set()
         # Which tool each recorded call named: an answer's top-level ids are of the kind the tool lists.
         self.tool_of = {c["id"]: (c.get("function") or {}).get("name") for m in assistant

@@ -14,6 +14,13 @@ answer was saved is replaced wherever a later call mentions it (the code that re
 name made unique by a random hex suffix (a bucket `reports-7b6c349200a5`, made again as `reports-ac17a02cefe3`), and
 an opaque token an answer hands out for a later call to echo (`validation_token`) is translated like an
 id.
+
+Published runs mask some identifiers (a project id shown as `t********n` in every answer, then typed so by the
+model into its SQL): such a mask is learnt like a name, from the live answer that shows a value where the
+recorded one showed the mask (`(Project: t********n)` ↔ `(Project: decathlon-emulated)`), and so is the
+identifier a mask stands for where the recording shows it unmasked (`unmask`: same visible letters, same
+length, one candidate only). Only a pair seen in a live answer is used: a replay, whose answers are the recorded
+ones, translates nothing.
 Nothing else in an argument is touched, and an id never seen in a recorded answer is left as it is.
 An answer or argument nested past nesting.MAX_DEPTH is opaque text: nothing in it is learnt or translated,
 so a replay still returns what was recorded.
@@ -23,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from decathlon.tape import nesting
 
@@ -42,6 +50,12 @@ _SAVED_AS = re.compile(r"shortuuid identifier: ([A-Za-z0-9]+)\)")
 # A name a preprocess makes unique with a random hex suffix (a bucket `iot_anomaly_reports-7b6c349200a5`, a
 # dataset `ab_testing_3f9a…`): re-executed, the same preprocess makes it again under another suffix.
 _SUFFIXED = re.compile(r"\b([A-Za-z][A-Za-z0-9_.-]*[-_])([0-9a-f]{8,32})\b")
+# A value the run's publisher masked: letters on both sides of a run of stars (`t********n`, `As**********ng`), so
+# task data masked to digits (a card's `****-2841`, a phone's `138****1234`) is no such value.
+_MASK = re.compile(r"(?<![\w*])([A-Za-z][A-Za-z0-9_]*?)(\*{3,})([A-Za-z0-9_]*[A-Za-z])(?![\w*])")
+# What a live answer shows in a mask's place: one identifier (a project, account, bucket, zone), no spaces.
+_IDENTIFIER = re.compile(r"[A-Za-z0-9][\w.\-/:@]{0,127}")
+_CONTEXT = 24  # characters of the line before a mask, that find its place in the live answer
 
 
 def _suffixed(text: str) -> dict[str, set[str]]:
@@ -50,6 +64,26 @@ def _suffixed(text: str) -> dict[str, set[str]]:
     for stem, suffix in _SUFFIXED.findall(text):
         if any(c.isdigit() for c in suffix):
             out.setdefault(stem, set()).add(stem + suffix)
+    return out
+
+
+def masks_in(text: str) -> set[str]:
+    return {m[0] for m in _MASK.finditer(text)}
+
+
+def unmask(outputs: Iterable[str], masks: Iterable[str]) -> dict[str, str]:
+    """mask → the identifier it stands for, where the recorded outputs show exactly one value of its visible
+    letters and length unmasked (`t********n` → `toolathlon`)."""
+    texts = [t for t in outputs if t]
+    out = {}
+    for mask in sorted(set(masks)):
+        m = _MASK.fullmatch(mask)
+        if m is None:
+            continue
+        shape = re.compile(rf"(?<![\w*]){re.escape(m[1])}[\w.\-/]{{{len(m[2])}}}{re.escape(m[3])}(?![\w*])")
+        seen = {found for text in texts for found in shape.findall(text)}
+        if len(seen) == 1:
+            out[mask] = seen.pop()
     return out
 
 
@@ -159,11 +193,23 @@ class IdTranslator:
     scoped: dict[str, dict[str, str]] = field(default_factory=dict)
     # Names replaced wherever they appear in a later call's strings (saved overlong outputs).
     substitutions: dict[str, str] = field(default_factory=dict)
+    # mask → the identifier the recording shows it stands for (`unmask`), known from the start.
+    unmasked: dict[str, str] = field(default_factory=dict)
+    # A mask, or an identifier a mask stands for, → what the live answer showed in its place.
+    aliases: dict[str, str] = field(default_factory=dict)
+    alias_conflicts: set[str] = field(default_factory=set)
+
+    @classmethod
+    def for_recording(cls, outputs: Iterable[object], arguments: Iterable[str] = ()) -> IdTranslator:
+        """A translator for one recorded run: the identifiers its masks stand for are read from its outputs."""
+        texts = [unwrap(o) for o in outputs]
+        masks = {m for t in [*texts, *arguments] if isinstance(t, str) for m in masks_in(t)}
+        return cls(unmasked=unmask(texts, masks))
 
     @property
     def active(self) -> bool:
-        return bool(self.mapping or self.substitutions or any(v != k for m in self.scoped.values()
-                                                                 for k, v in m.items()))
+        return bool(self.mapping or self.substitutions or self.aliases or any(v != k for m in self.scoped.values()
+                                                                              for k, v in m.items()))
 
     def learn(self, recorded: object, live: object, tool: str | None = None) -> None:
         rec_text, live_text = unwrap(recorded), unwrap(live)
@@ -177,11 +223,51 @@ class IdTranslator:
             live = live_names.get(stem, set())
             if len(names) == 1 and len(live) == 1 and names != live:
                 self.substitutions[next(iter(names))] = next(iter(live))
+        self._learn_aliases(rec_text, live_text)
         rec, cur = _parse(rec_text), _parse(live_text)
         if rec is not None and cur is not None:
             self._align(rec, cur, None, _tool_scope(tool), 0)
         else:
             self._align_text(rec_text, live_text, _tool_scope(tool))
+
+    def _learn_aliases(self, rec_text: str, live_text: str) -> None:
+        """What the live answer shows where the recorded one shows a mask (or the identifier a mask stands for): the
+        value between the same text before it on its line and the same few characters after it."""
+        tokens = masks_in(rec_text) | {v for v in self.unmasked.values() if v in rec_text}
+        for token in sorted(tokens):
+            for m in re.finditer(rf"(?<![\w*]){re.escape(token)}(?![\w*])", rec_text):
+                live = _aligned(rec_text, live_text, m.start(), m.end())
+                if live is not None and live != token:
+                    self._pair_alias(token, live)
+
+    def _pair_alias(self, token: str, live: str) -> None:
+        if token in self.alias_conflicts:
+            return
+        known = self.aliases.get(token)
+        if known is None:
+            self.aliases[token] = live
+        elif known != live:  # one mask, two values: which one a call meant cannot be told
+            del self.aliases[token]
+            self.alias_conflicts.add(token)
+
+    def _alias_table(self) -> dict[str, str]:
+        """Recorded token → live value: masks learnt directly, and masks through the identifier they stand for."""
+        table = dict(self.aliases)
+        for mask, identifier in self.unmasked.items():
+            if mask not in table and mask not in self.alias_conflicts and identifier in self.aliases:
+                table[mask] = self.aliases[identifier]
+        return table
+
+    def _substitute(self, value: str) -> str:
+        out = value
+        for a, b in self.substitutions.items():
+            out = out.replace(a, b)
+        table = self._alias_table()
+        if table:
+            pattern = re.compile("|".join(rf"(?<![\w*]){re.escape(k)}(?![\w*])"
+                                          for k in sorted(table, key=len, reverse=True)))
+            out = pattern.sub(lambda m: table[m[0]], out)
+        return out
 
     def _pair(self, rec: str, cur: str, scope: str | None) -> None:
         if scope is not None:
@@ -255,10 +341,8 @@ class IdTranslator:
         if isinstance(value, list):
             pairs = [self._rewrite(v, key, scope, depth + 1) for v in value]
             return any(c for c, _ in pairs), [v for _, v in pairs]
-        if isinstance(value, str) and self.substitutions:
-            out = value
-            for a, b in self.substitutions.items():
-                out = out.replace(a, b)
+        if isinstance(value, str) and (self.substitutions or self.aliases):
+            out = self._substitute(value)
             if out != value:
                 return True, out
         if key is not None and _is_id_key(key):
@@ -271,6 +355,32 @@ class IdTranslator:
             if raw is not None and raw in self.mapping:
                 return True, self.mapping[raw]
         return False, value
+
+
+def _aligned(rec: str, live: str, start: int, end: int) -> str | None:
+    """The identifier `live` shows where `rec` shows rec[start:end]: found after the same text before it on its line
+    (its n-th occurrence for the n-th), up to the same characters after it."""
+    line_start = rec.rfind("\n", 0, start) + 1
+    left = rec[max(line_start, start - _CONTEXT):start]
+    star = max(left.rfind("*"), -1)  # another mask before it on the line is shown otherwise live
+    left = left[star + 1:]
+    if len(left.strip()) < 2:
+        return None
+    nth = sum(1 for m in re.finditer(re.escape(left), rec[:start]) if m.end() <= start) - 1
+    places = [m.end() for m in re.finditer(re.escape(left), live)]
+    if nth < 0 or nth >= len(places):
+        return None
+    at = places[nth]
+    right = rec[end:end + 6].split("\n")[0]
+    if right:
+        stop = live.find(right, at)
+        value = live[at:stop] if stop > at else None
+    else:
+        m = _IDENTIFIER.match(live, at)
+        value = m[0] if m else None
+    if value is None or "*" in value or not _IDENTIFIER.fullmatch(value):
+        return None
+    return value
 
 
 def _keys(items: list, key: str) -> list | None:

@@ -6,9 +6,16 @@ Input: a folder of runs, one `<task>.json` each: {"pass": true|false|null, "fail
 evaluator: the recorded verdict is the verdict), cassettes/<task>.cassette.json and
 <task>.trajectory.json, and import-report.json listing what was kept as recorded but is odd
 (arguments that are not JSON, tools no server has, unprefixed names, servers the manifest does not
-list for the task, tool schemas inferred from arguments).
+list for the task, tool schemas inferred from arguments), and the launch time each run is given, with what it
+was read from.
 
 Every tool result is kept as the exact string the model was shown.
+
+The launch time matters once a run is re-executed (`--mode rerun`): the task's real preprocess and evaluator
+run at it, and the agent's recorded calls (a table named `leaderboard_20251017`, a query for `'2025-10-17'`)
+only mean what they meant on the day they were made. So each run's launch time is read from its own outputs
+(decathlon/recordings/launch_evidence.py), unless the caller names it (`launch_times`); a run that shows no
+date gets IMPORT_LAUNCH_TIME, and the report says so.
 """
 from __future__ import annotations
 
@@ -23,16 +30,19 @@ from typing import Any
 
 from decathlon.checkout import manifest as manifest_mod
 from decathlon.recordings.cassettes import cassette_path, trajectory_path
+from decathlon.recordings.launch_evidence import LaunchInference, infer
 from decathlon.errors import InfraError, Kind
 from decathlon.checkout.tasks import IMPORT_REPORT, task_name_problem
 from decathlon.tape import nesting
 from decathlon.tape.calls import call_sequence
 from decathlon.tape.canonical import tokenize
 from decathlon.tape.store import dumps, seal, write_atomic
+from decathlon.sandbox import launch_time as lt
 from decathlon.sandbox.routing import LOCAL, route
 
 DEFAULT_WORKSPACE = "/workspace/dumps/workspace"  # Toolathlon's formal runs
-# Not in the recordings; a fixed clock keeps replays deterministic (imported tasks run no preprocess).
+# For a run whose outputs show no date (decathlon/recordings/launch_evidence.py): a fixed clock keeps its replays
+# deterministic. The day most of the published Toolathlon runs were made.
 IMPORT_LAUNCH_TIME = "2025-10-17 00:00:00 Friday"
 SYSTEM_TEMPLATE = ("You are a capable assistant. The user's workspace is !!<<<<||||workspace_dir||||>>>>!!. "
                    "(This task was imported from a recorded run; its original system prompt is not recorded.)\n")
@@ -94,10 +104,18 @@ def _parse(raw: str) -> tuple[bool, Any]:
     return isinstance(value, dict), value
 
 
+def launch_of(run: dict, override: str | None = None) -> LaunchInference:
+    """The launch time a run is imported at: the caller's, else what its outputs show, else the default."""
+    if override is not None:
+        return LaunchInference(override, "override", note="given to the import (--launch-time)")
+    return infer(run.get("messages") or [], run.get("failure"), IMPORT_LAUNCH_TIME)
+
+
 def import_run(task: str, run: dict, known_servers: list[str], listed: list[str] | None,
-               listed_local: list[str] | None) -> tuple[dict, dict, dict, dict]:
+               listed_local: list[str] | None, launch: LaunchInference | None = None) -> tuple[dict, dict, dict, dict]:
     """One run → (cassette body, trajectory, task_config, findings)."""
     messages = run.get("messages") or []
+    launch = launch or launch_of(run)
     workspace = detect_workspace(messages)
     results = {m.get("tool_call_id"): m.get("content") for m in messages if m.get("role") == "tool"}
     servers: dict[str, dict] = {}
@@ -138,7 +156,10 @@ def import_run(task: str, run: dict, known_servers: list[str], listed: list[str]
         servers[server]["tools"].append({"name": tool, "description": f"(schema inferred from {len(seen)} recorded call(s))",
                                          "inputSchema": infer_schema(seen)})
     metrics = partial_credit(run.get("failure"))
-    body = {"meta": {"task": task, "imported": True, "launch_time": IMPORT_LAUNCH_TIME, "status": "success",
+    # A rerun starts at the cassette's launch time (decathlon/sandbox/modes.py); why it is that one travels with it.
+    evidence = {k: v for k, v in launch.to_json().items() if k != "launch_time"}
+    body = {"meta": {"task": task, "imported": True, "launch_time": launch.launch_time, "launch_evidence": evidence,
+                     "status": "success",
                      "recorded_pass": run.get("pass"), "recorded_failure": run.get("failure"),
                      "recorded_metrics": metrics, "recorded_workspace": workspace,
                      # What the recorded verdict belongs to: an episode is graded by it only if it made
@@ -190,12 +211,18 @@ def read_run(path: Path) -> dict:
     return run
 
 
-def import_dir(src: Path, out: Path) -> dict:
+def import_dir(src: Path, out: Path, launch_times: dict[str, str] | None = None) -> dict:
     """Every run is read and checked before anything is written, and the result is built beside `out`
-    and moved into place at the end: a bad input leaves `out` as it was, never half an import."""
+    and moved into place at the end: a bad input leaves `out` as it was, never half an import.
+
+    `launch_times`: task → launch time ("YYYY-MM-DD HH:MM:SS[ Weekday]"), over what the runs' outputs show."""
     runs = sorted(src.glob("*.json"))
     if not runs:
         raise InfraError(Kind.NO_RUNS, f"{src} holds no <task>.json runs")
+    overrides = {task: lt.resolve(when) for task, when in (launch_times or {}).items()}
+    unknown = sorted(set(overrides) - {p.stem for p in runs})
+    if unknown:
+        raise InfraError(Kind.USAGE, f"a launch time is given for {', '.join(unknown)}, which {src} holds no run of")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / IMPORT_REPORT).is_file())):
         raise InfraError(Kind.BAD_OUT, f"{out} exists and is not an earlier import (no import-report.json); "
                          "give a new or empty folder")
@@ -203,7 +230,7 @@ def import_dir(src: Path, out: Path) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.importing-", dir=out.parent))
     try:
-        report = _build(src, parsed, staging)
+        report = _build(src, parsed, staging, overrides)
         _swap_in(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -222,7 +249,7 @@ def _swap_in(staging: Path, out: Path) -> None:
     out.chmod(0o755)  # mkdtemp made it private
 
 
-def _build(src: Path, runs: dict[str, dict], out: Path) -> dict:
+def _build(src: Path, runs: dict[str, dict], out: Path, overrides: dict[str, str]) -> dict:
     try:
         man = {t["id"]: t for t in manifest_mod.load()["tasks"]}
     except InfraError:
@@ -235,8 +262,9 @@ def _build(src: Path, runs: dict[str, dict], out: Path) -> dict:
         entry = man.get(task)
         if entry is None:
             report["unknown_to_manifest"].append(task)
+        launch = launch_of(run, overrides.get(task))
         body, trajectory, config, findings = import_run(task, run, known, entry and entry["servers"],
-                                                         entry and entry["local_tools"])
+                                                         entry and entry["local_tools"], launch)
         folder = out / "tasks" / "finalpool" / task
         (folder / "docs").mkdir(parents=True, exist_ok=True)
         first_user = next((m.get("content") for m in run.get("messages", []) if m.get("role") == "user"), "")
@@ -249,7 +277,7 @@ def _build(src: Path, runs: dict[str, dict], out: Path) -> dict:
         report["tasks"][task] = {"pass": run.get("pass"), "servers": config["needed_mcp_servers"],
                                  "calls": sum(len(s["interactions"]) for s in body["servers"].values())
                                  + len(body["local"]["interactions"]) + len(body["framework"]),
-                                 "findings": findings}
+                                 "findings": findings, "launch": launch.to_json()}
     write_atomic(out / IMPORT_REPORT, json.dumps(report, indent=1, sort_keys=True) + "\n")
     return report
 

@@ -28,6 +28,7 @@ from decathlon.tape.redact import Redactor, secrets_from_env
 from decathlon.tape.store import load as load_cassette_file
 from decathlon.sandbox.replay.server import build_server as build_replay_server
 from decathlon.sandbox import jail, services
+from decathlon.sandbox.clock import AgentClock
 from decathlon.sandbox.netns import NetnsError, enter as enter_netns
 from decathlon.sandbox.recording import FrameworkReplay, LocalReplay, Recorder
 from decathlon.sandbox.servers_config import ServerSpec
@@ -116,7 +117,8 @@ class Daemon:
         if unknown:  # it would run, but not as the task was written
             raise InfraError(Kind.UNKNOWN_LOCAL_TOOLS, f"the task asks for built-in tool group(s) {', '.join(unknown)}, "
                              f"which this sandbox does not implement (it has: {', '.join(sorted(GROUPS))})")
-        self.executor = Executor(self.servers, local, Context(workspace), self.recorder, local_replay, framework)
+        context = Context(workspace, clock=AgentClock.from_json(self.spec.get("agent_clock")))
+        self.executor = Executor(self.servers, local, context, self.recorder, local_replay, framework)
         return {"ok": True, "tools": self.tool_schemas(),
                 "servers": {n: {"tools": len(h.tools), "startup_ms": round(h.startup_ms, 1)}
                             for n, h in sorted(self.servers.items())}}

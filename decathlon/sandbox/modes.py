@@ -83,13 +83,17 @@ def hand_http(home: Home, mode: str, users) -> None:
 
 
 def launch_time(cassette: dict | None, explicit: str | None) -> str:
-    """A replay runs at the recorded clock: preprocess and evaluator must see the same date."""
+    """A replay or rerun runs at the recorded clock: preprocess, evaluator and the recorded calls must see the same
+    date. An imported run's is the one its import read from its outputs (or was given), in its meta."""
     if cassette is None:
         return lt.resolve(explicit)
-    recorded = cassette["meta"]["launch_time"]
+    meta = cassette["meta"]
+    recorded = meta["launch_time"]
     if explicit and lt.resolve(explicit) != recorded:
+        how = (f"import it again with `--launch-time {meta.get('task')}=TIME`" if meta.get("imported")
+               else "record it again at that time")
         raise InfraError(Kind.CASSETTE_MISMATCH, f"the cassette was recorded at launch time {recorded!r}; "
-                         f"a replay cannot run at {lt.resolve(explicit)!r}")
+                         f"a replay cannot run at {lt.resolve(explicit)!r} ({how})")
     return recorded
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from decathlon.sandbox import grader_git, modes, real_keys, runner_shims, saas, saas_credentials, services, task_copy
 from decathlon.sandbox.catalogue import runnable_servers, split_for_rerun
-from decathlon.sandbox.clock import behind, frozen_env
+from decathlon.sandbox.clock import AgentClock, behind, frozen_env
 from decathlon.contract.replies import OmittedServer, ReplayedServer, SetupReply, dump
 from decathlon.errors import InfraError, Kind
 from decathlon.sandbox.output import tail
@@ -287,6 +287,9 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     modes.hand_http(home, mode, users)
     launch = modes.launch_time(tape, launch_time)
     clock = frozen_env(launch) if frozen_clock else {}
+    # The agent's own processes (python-execute) start later, in the daemon: they read the same clock, moved on by
+    # the time the episode has run, as a recorded run's code read the recording's clock.
+    agent_clock = AgentClock.start(clock)
     # An imported recorded run (no scripts of its own) talks to no service: its tools are replayed.
     scripted = task.has_preprocess or task.evaluator.is_file()
     wanted = services.needed(task.servers) if scripted else []
@@ -357,6 +360,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
                                            "server_order": [s for s in task.servers if s not in skipped],
                                            "local_tools": task.local_tools, "services": service_record,
                                            "mode": mode, "cassette": str(home.cassette_in) if tape else None,
+                                           "agent_clock": agent_clock.to_json() if agent_clock else None,
                                            # Where the daemon starts as root (the local backend's): the
                                            # namespace to join, what to hide, the agent's HOME.
                                            "netns": os.getpid() if own_netns else None,

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from decathlon.sandbox.clock import AgentClock
+
 
 @dataclass
 class ToolLogEntry:
@@ -21,6 +23,12 @@ class Context:
     workspace: Path
     log: list[ToolLogEntry] = field(default_factory=list)
     overlong_sessions: dict[str, dict] = field(default_factory=dict)
+    # The episode's frozen clock, if it has one: what the agent's own processes start with.
+    clock: AgentClock | None = None
+
+    def process_env(self) -> dict[str, str]:
+        """What a process the agent starts gets beyond agent_env's basics: the frozen clock, where there is one."""
+        return self.clock.now_env() if self.clock is not None else {}
 
 
 @dataclass

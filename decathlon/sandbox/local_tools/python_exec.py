@@ -40,7 +40,8 @@ async def _run(args: dict, ctx: Context) -> LocalResult:
     start = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
-            _interpreter(), str(script), cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL, env=agent_env(),
+            _interpreter(), str(script), cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
+            env=agent_env(extra=ctx.process_env()),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         return LocalResult(f"Error executing Python code: {exc}", is_error=True)

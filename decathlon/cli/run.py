@@ -6,12 +6,14 @@ import asyncio
 import json
 import sys
 import tempfile
+import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from decathlon.cli import out_folder
-from decathlon.cli.console import console as make_console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from decathlon.cli.console import NARROW, console as make_console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -30,20 +32,33 @@ from decathlon.tape.store import write_atomic
 PHASES = ("acquire", "setup", "agent", "evaluate", "release")
 
 
-def _table(results: list[EpisodeResult], repeats: int) -> Table:
+def _table(results: list[EpisodeResult], repeats: int, width: int = 200) -> Table:
+    """The result table; under NARROW columns the compact one (task, verdict, time, what went wrong), whose task
+    names fold rather than shrink to `pay…`."""
     table = Table(title="decathlon run")
     # A rerun's point is the real verdict beside the recorded one: both in the table, not only in --json.
     rerun = any(r.replayed_servers is not None for r in results)
+    narrow = width < NARROW
+    phases = () if narrow else PHASES
     columns = ("task", *(("repeat",) if repeats > 1 else ()), "reward", "pass", *(("recorded pass",) if rerun else ()),
-               "metrics", "turns", *PHASES, "infra error", "failure")
+               *(() if narrow else ("metrics", "turns")), *phases, *(("time",) if narrow else ()),
+               *(("error",) if narrow else ("infra error", "failure")))
     for col in columns:
-        table.add_column(col, justify="right" if col in ("reward", "turns", *PHASES) else "left")
+        table.add_column(col, justify="right" if col in ("reward", "turns", "time", *PHASES) else "left",
+                         overflow="fold", min_width=len(col) if col != "task" else 12)
     for r in results:
         metrics = ", ".join(f"{k}={v:g}" for k, v in sorted(r.metrics.items()))
-        table.add_row(r.task, *((str(r.repeat),) if repeats > 1 else ()), f"{r.reward:.2f}", str(r.passed),
-                      *((str(r.recorded_pass),) if rerun else ()), metrics, str(r.turns),
-                      *(f"{r.timings[p]:.2f}s" if p in r.timings else "-" for p in PHASES),
-                      _brief(r.infra_error), _brief(r.failure))
+        # An infra error is no verdict: no reward is shown for it, only what went wrong.
+        reward = "-" if r.infra_error else f"{r.reward:.2f}"
+        cells = [r.task, *((str(r.repeat),) if repeats > 1 else ()), reward, str(r.passed),
+                 *((str(r.recorded_pass),) if rerun else ())]
+        if narrow:
+            total = sum(v for k, v in r.timings.items() if k in PHASES)
+            cells += [f"{total:.0f}s", _brief(r.infra_error) or _brief(r.failure)]
+        else:
+            cells += [metrics, str(r.turns), *(f"{r.timings[p]:.2f}s" if p in r.timings else "-" for p in PHASES),
+                      _brief(r.infra_error), _brief(r.failure)]
+        table.add_row(*cells)
     return table
 
 
@@ -110,6 +125,57 @@ def _internal_error(task: str, exc: BaseException) -> EpisodeResult:
     """An episode that raised past run_episode: a bug of ours, named, and the other episodes go on."""
     return EpisodeResult(task=task, infra_error={"kind": "internal_error",
                                             "message": f"{type(exc).__name__}: {exc} (a bug in decathlon; please report it)"})
+
+
+def _outcome(r: EpisodeResult) -> str:
+    """What became of the episode (`status` of a --json row): passed, failed, max_turns_reached or infra_error. How
+    the agent's own run ended (Toolathlon's `success` once it claims done, whatever the verdict) is `agent_status`."""
+    if r.infra_error:
+        return "infra_error"
+    if r.passed:
+        return "passed"
+    if r.passed is None and r.status == "max_turns_reached":
+        return "max_turns_reached"
+    return "failed"
+
+
+def _closing(r: EpisodeResult, repeats: bool) -> str:
+    """An episode's line as it ends: its reward, or, for an infra error (no verdict), only what went wrong."""
+    name = f"{r.task}{f' #{r.repeat}' if repeats else ''}"
+    if r.infra_error:
+        return f"{name}: [red]infra error {r.infra_error['kind']}[/] (no reward)"
+    return f"{name}: reward {r.reward:.2f}" + (f" [yellow]failure: {r.failure['kind']}[/]" if r.failure else "")
+
+
+class _Phases:
+    """Each running episode's phase (`setup: preprocess`, `agent`…): a live row in a terminal, a line when piped,
+    so a long setup is never a silent minute."""
+
+    def __init__(self, progress: Progress, repeats: bool) -> None:
+        self.progress, self.repeats = progress, repeats
+        self.live = progress.console.is_terminal
+        self.rows: dict[tuple[str, int], TaskID] = {}
+        self.started: dict[tuple[str, int], float] = {}
+
+    def reporter(self, task: str, repeat: int) -> Callable[[str], None]:
+        name = f"{task}{f' #{repeat}' if self.repeats else ''}"
+
+        def say(phase: str) -> None:
+            key = (task, repeat)
+            began = self.started.setdefault(key, time.monotonic())
+            if self.live:
+                if key not in self.rows:
+                    self.rows[key] = self.progress.add_task(f"  {name}: {phase}", total=None)
+                else:
+                    self.progress.update(self.rows[key], description=f"  {name}: {phase}")
+            else:
+                self.progress.console.print(f"{name}: {phase} ({time.monotonic() - began:.1f} s)", highlight=False)
+        return say
+
+    def done(self, task: str, repeat: int) -> None:
+        row = self.rows.pop((task, repeat), None)
+        if row is not None:
+            self.progress.remove_task(row)
 
 
 def _summary_line(results: list[EpisodeResult]) -> str:
@@ -207,7 +273,7 @@ async def run_command(ns: argparse.Namespace) -> int:
         write_atomic(ns.out / out_folder.RUN_FILE, json.dumps({**info, "repeats": ns.repeats, "launch_time": ns.launch_time,
                                                       "tasks": names}, indent=2) + "\n")
 
-    async def one(task: str, repeat: int) -> EpisodeResult:
+    async def one(task: str, repeat: int, progress: Callable[[str], None]) -> EpisodeResult:
         # the group's lock before a concurrency slot: a task waiting for its group holds no slot idle
         async with conflicts.hold(groups, task, live) as held, gate:
             cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
@@ -215,7 +281,7 @@ async def run_command(ns: argparse.Namespace) -> int:
                                 cassette=cassette_path(tapes, task) if ns.mode in FROM_CASSETTE else None,
                                 omit_unavailable_servers=omit, frozen_clock=frozen, saas=ns.saas, repeat=repeat,
                                 repeat_folder=ns.repeats > 1, run_info=info, conflict_group=held.group,
-                                conflict_wait=held.waited)
+                                conflict_wait=held.waited, progress=progress)
             try:
                 result = await run_episode(cfg, backend, policy)
             except Exception as exc:  # noqa: BLE001 - one episode's bug must not cancel the others
@@ -230,13 +296,13 @@ async def run_command(ns: argparse.Namespace) -> int:
             done = earlier.done if earlier is not None else {}
             episodes = [(n, i) for i in range(1, ns.repeats + 1) for n in names if (n, i) not in done]
             bar = progress.add_task(f"{len(episodes)} episodes ({ns.policy}, {ns.backend})", total=len(episodes))
-            jobs += [asyncio.create_task(one(n, i)) for n, i in episodes]
+            phases = _Phases(progress, ns.repeats > 1)
+            jobs += [asyncio.create_task(one(n, i, phases.reporter(n, i))) for n, i in episodes]
             for job in asyncio.as_completed(jobs):
                 r = await job
                 progress.advance(bar)
-                progress.console.print(f"{r.task}{f' #{r.repeat}' if ns.repeats > 1 else ''}: reward {r.reward:.2f}"
-                                       + (f" [red]{r.infra_error['kind']}[/]" if r.infra_error else "")
-                                       + (f" [yellow]failure: {r.failure['kind']}[/]" if r.failure else ""))
+                phases.done(r.task, r.repeat)
+                progress.console.print(_closing(r, ns.repeats > 1))
             results = sorted([*done.values(), *(j.result() for j in jobs)], key=lambda r: (r.repeat, names.index(r.task)))
     except asyncio.CancelledError:  # Ctrl-C or SIGTERM
         await _cancel_episodes(jobs)
@@ -247,7 +313,7 @@ async def run_command(ns: argparse.Namespace) -> int:
         for r in results:
             row = {"task": r.task, "repeat": r.repeat, "reward": r.reward, "pass": r.passed, "metrics": r.metrics,
                    "infra_error": r.infra_error, "failure": r.failure, "timings": r.timings,
-                   "turns": r.turns, "tool_calls": r.tool_calls, "status": r.status}
+                   "turns": r.turns, "tool_calls": r.tool_calls, "status": _outcome(r), "agent_status": r.status}
             if r.conflict_group is not None:
                 row["conflict_group"], row["conflict_wait"] = r.conflict_group, r.conflict_wait
             if r.omitted_servers:
@@ -258,7 +324,7 @@ async def run_command(ns: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(row) + "\n")
     else:
         out = make_console()
-        out.print(_table(results, ns.repeats))
+        out.print(_table(results, ns.repeats, out.width))
         for paragraph in _errors(results, ns.repeats):
             out.print(paragraph)
         out.print(_summary_line(results))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,7 @@ class EpisodeConfig:
     run_info: dict = field(default_factory=dict)  # what ran (source, policy, backend, mode): `report` groups by it
     conflict_group: str | None = None  # live mode: the task's conflict group held for this episode
     conflict_wait: float = 0.0  # seconds waited for another task of that group
+    progress: Callable[[str], None] | None = None  # hears each phase as it starts (`setup: preprocess`…), for a display
 
     @property
     def folder(self) -> Path | None:
@@ -51,6 +53,8 @@ class EpisodeConfig:
 
 # What one episode leaves: the result.json model, shared with the verifiers harness.
 EpisodeResult = EpisodeRecord
+# Setup's own steps, kept beside its total in the episode's timings (the reply's names → ours).
+SETUP_STEPS = {"services_start": "services", "preprocess": "preprocess", "servers": "servers"}
 
 
 class _Timer:
@@ -71,12 +75,19 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
     messages: list[dict] = []
     loop: Loop | None = None
     phase = "acquire"
+
+    def say(what: str) -> None:
+        if cfg.progress is not None:
+            cfg.progress(what)
+
     try:
+        say("acquire")
         with _Timer(result.timings, "acquire"):
             spec = SandboxSpec(cfg.run_id, cfg.episode_id, cfg.task, cfg.source)
             sandbox = await acquire(backend, spec)
         session = TaskSession(sandbox, cfg.timeouts)
         phase = "setup"
+        say("setup")
         with _Timer(result.timings, "setup"):
             from_tape = cfg.mode in FROM_CASSETTE
             tape = read_cassette_bytes(cfg.cassette) if from_tape and cfg.cassette else None
@@ -86,7 +97,11 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
                 result.replayed_servers = []
                 result.recorded_pass = recorded_verdict(tape)
             setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode, tape, cfg.omit_unavailable_servers,
-                                        cfg.frozen_clock, cfg.saas)
+                                        cfg.frozen_clock, cfg.saas,
+                                        (lambda step: say(f"setup: {step}")) if cfg.progress is not None else None)
+        for theirs, ours in SETUP_STEPS.items():
+            if theirs in setup.timings:
+                result.timings[ours] = round(setup.timings[theirs], 4)
         result.omitted_servers = [o.model_dump() for o in setup.omitted_servers]
         if cfg.mode == "rerun":
             result.replayed_servers = [r.model_dump() for r in setup.replayed_servers]
@@ -94,10 +109,12 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
         actor = policy.start(cfg.task, setup)
         loop = Loop(messages)
         phase = "agent"
+        say("agent")
         with _Timer(result.timings, "agent"):
             await run_loop(loop, lambda sent: actor.act(sent, setup.tools), session.execute, cfg.max_turns)
         result.status = loop.status or "max_turns_reached"
         phase = "evaluate"
+        say("evaluate")
         with _Timer(result.timings, "evaluate"):
             ev: EvalResult = await session.evaluate(messages, result.status)
         result.passed = ev.passed
@@ -128,6 +145,7 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
                 if cfg.folder is not None:
                     await save_artifacts(cfg.folder, sandbox, messages, cfg.task)
             finally:  # whatever saving did, the sandbox goes
+                say("release")
                 with _Timer(result.timings, "release"):
                     note_release(result, await release(sandbox))
         result.finished = time.time()

@@ -1,7 +1,10 @@
 """The host's side of the wire: task-api verbs over a sandbox's exec, one JSON object per call."""
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from decathlon.backends.base import Sandbox
@@ -14,6 +17,8 @@ MESSAGES_PATH = "messages.json"
 CASSETTE_PATH = "run/cassette.json"  # relative to the episode's home in the sandbox
 RECORDED_PATH = "cassette.json"  # where a recording episode leaves its cassette
 RECORDED_TRAJECTORY = "trajectory.json"  # and the (redacted) conversation that drove it
+PHASE_PATH = "state/phase"  # which step setup is at (decathlon/sandbox/setup.py), for a progress display
+PHASE_POLL = 1.0  # seconds between looks at it; only where a display asks (never in training)
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,34 @@ class TaskSession:
 
     async def setup(self, task: str, launch_time: str | None = None, mode: str = "live",
                     cassette: bytes | None = None, omit_unavailable: bool = False,
-                    frozen_clock: bool = False, saas: str = "emulated") -> SetupResult:
+                    frozen_clock: bool = False, saas: str = "emulated",
+                    on_step: Callable[[str], None] | None = None) -> SetupResult:
+        """`on_step` hears each step of setup as it starts (`services`, `preprocess`, `servers`…): setup is one
+        exec, and a SaaS task's takes a minute on a loaded machine."""
+        if on_step is None:
+            return await self._setup(task, launch_time, mode, cassette, omit_unavailable, frozen_clock, saas)
+        watcher = asyncio.ensure_future(self._watch_steps(on_step))
+        try:
+            return await self._setup(task, launch_time, mode, cassette, omit_unavailable, frozen_clock, saas)
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+
+    async def _watch_steps(self, on_step: Callable[[str], None]) -> None:
+        said = ""
+        while True:
+            await asyncio.sleep(PHASE_POLL)
+            try:
+                step = (await asyncio.wait_for(self.sandbox.get_file(PHASE_PATH), PHASE_POLL * 5)).decode()[:40]
+            except Exception:  # noqa: BLE001 - not written yet, or the sandbox slow to answer: the next look tells
+                continue
+            if step and step != said:
+                said = step
+                on_step(step)
+
+    async def _setup(self, task: str, launch_time: str | None, mode: str, cassette: bytes | None,
+                     omit_unavailable: bool, frozen_clock: bool, saas: str) -> SetupResult:
         argv = ["setup", task, "--source", self.sandbox.source_path, "--mode", mode]
         if saas != "emulated":
             argv += ["--saas", saas]

@@ -71,6 +71,12 @@ class Home:
         return self.grader_home / "metrics.json"
 
     @property
+    def phase(self) -> Path:
+        """Which step of setup runs now (`services`, `preprocess`, `servers`…), for the host's progress display: a
+        word, root's to write, never read back by the sandbox."""
+        return self.state / "phase"
+
+    @property
     def preprocess_pgid(self) -> Path:
         """The preprocess's process group: what it left running (meeting-assign's http.server) stops at
         teardown."""

@@ -254,6 +254,14 @@ def _wait_ready(home: Home, daemon: DaemonHandle, spec: dict) -> dict:
     raise InfraError(Kind.DAEMON_TIMEOUT, "the episode daemon was not ready in time; see run/daemon.log")
 
 
+def _step(home: Home, name: str) -> None:
+    """Say which step setup is at (decathlon.core.task_session polls it for the host's progress display)."""
+    try:
+        home.phase.write_text(name, encoding="utf-8")
+    except OSError:
+        pass  # progress is a courtesy: never a reason for setup to fail
+
+
 def _public(record: dict | None) -> dict:
     """What the host hears of the episode's services: which, at which ports."""
     return {n: {"ports": i["ports"]} for n, i in sorted((record or {}).get("services", {}).items())}
@@ -278,6 +286,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         servers, omitted = runnable_servers(raw_configs, task.servers, default_servers_dir(), omit_unavailable)
     users = Users.from_env()
     _prepare_home(home, users)
+    _step(home, "task copy")
     runner_shims.install(home.grader_home / "bin")
     t = time.monotonic()
     original, (task, config_modules) = task, task_copy.make(task, home.task_root)
@@ -311,6 +320,8 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
     broker: KeyBroker | None = None
     try:
         t = time.monotonic()
+        if wanted:
+            _step(home, "services")
         service_record = services.start(home, task.name, wanted, users, clock, eager)
         saas_env = services.saas_env(home, service_record) if saas_mode == "emulated" else saas.passthrough_env(
             dict(os.environ))
@@ -327,6 +338,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         timings["workspace"] = time.monotonic() - t
 
         t = time.monotonic()
+        _step(home, "preprocess")
         _preprocess(home, task, launch, {**modes.http_env(home, mode, "preprocess"), **services.http_live(service_record),
                                          **saas_env, **clock}, users, original)
         modes.check_http_misses(home, mode, "preprocess")
@@ -339,6 +351,7 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         preflight = _start_preflight(home, task, users, clock)
 
         t = time.monotonic()
+        _step(home, "servers")
         skipped = {o["name"] for o in omitted}
         specs = modes.server_specs(home, mode, clock, resolve_servers(
             raw_configs, servers, Templates(task.source, home.workspace, task.dir, private=home.task_root,

@@ -117,6 +117,10 @@ class Backend(Protocol):
         """Remove what a crashed run left behind, by label. Without `force`, only this user's sandboxes
         whose run holds no lease (decathlon.backends.leases): a run still in progress keeps its own."""
 
+    async def preflight(self, source: Path) -> None:
+        """What would fail every episode of a run on `source` (an image without its checkout, say), said once before
+        the first sandbox as an InfraError naming the fix; nothing where the backend needs nothing."""
+
     async def close(self) -> None:
         """Free what the backend holds beyond its sandboxes (a warm pool, an API client). Idempotent; the
         backend may acquire again afterwards."""

@@ -64,6 +64,13 @@ ENV = {"TASK_API_HOME": HOME, "TASK_API_ZYGOTE": ZYGOTE, "HOME": "/home/agent", 
 # utils/: the package a checkout's scripts import (utils.general.helper and the like).
 SOURCE_PARTS = ("configs", "utils", "global_configs.py")
 BUILD_HINT = "build it with `decathlon image build` (see docs/docker.md)"
+CHECKOUT_LABEL = "decathlon.checkout"  # on a checkout image (decathlon/checkout/checkout_image.py): the checkout it carries
+
+
+def is_checkout(source: Path) -> bool:
+    """A Toolathlon checkout, whose scripts need the environment its uv.lock pins (decathlon task-env), which only its
+    own image carries; our packs run on the sandbox image's."""
+    return (source / "tasks" / "finalpool").is_dir() and (source / "uv.lock").is_file()
 
 
 def extra_env() -> dict[str, str]:
@@ -566,6 +573,31 @@ class ComposeBackend:
         """How many pooled containers are ready to hand out now (0 without a pool)."""
         pool = self._pool
         return pool.ready() if pool is not None else 0
+
+    async def preflight(self, source: Path) -> None:
+        """The image exists, and for a Toolathlon checkout it is that checkout's own (`image build --source`): the
+        sandbox image alone has neither its task environment nor its files, and every episode would fail at setup."""
+        await asyncio.to_thread(self._check_image_for, source)
+
+    def _check_image_for(self, source: Path) -> None:
+        checkout = is_checkout(source)
+        how = (f"build it with `decathlon image build --source {source}` and run with DECATHLON_IMAGE=<the tag it "
+               "prints>" if checkout else BUILD_HINT)
+        docker = _docker()
+        try:
+            img = self.client.images.get(self.image)
+        except docker.errors.ImageNotFound:
+            what = f"the checkout image {self.image}" if os.environ.get("DECATHLON_IMAGE") else f"the sandbox image {self.image}"
+            raise InfraError(Kind.IMAGE_MISSING, f"{what} is not built; {how}") from None
+        except Exception as exc:  # noqa: BLE001
+            raise _engine_error(exc) from None
+        self._image_ok = True
+        built_for = (img.labels or {}).get(CHECKOUT_LABEL)
+        if checkout and built_for is None:
+            raise InfraError(Kind.IMAGE_MISSING, f"--backend compose on the checkout {source} needs an image carrying it "
+                             f"and its task environment; {self.image} is the plain sandbox image: {how}")
+        if checkout and built_for is not None and Path(built_for).resolve() != source.resolve():
+            raise InfraError(Kind.IMAGE_MISSING, f"{self.image} carries the checkout {built_for}, not {source}: {how}")
 
     async def close(self) -> None:
         """Remove the warm pool's unused containers (a later acquire starts a new pool)."""

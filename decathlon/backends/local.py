@@ -311,6 +311,9 @@ class LocalBackend:
             raise
         return LocalSandbox(root, spec.source, self.direct, identity)
 
+    async def preflight(self, source: Path) -> None:
+        """Nothing run-wide to check: readability is checked per episode, for its own users (acquire)."""
+
     async def close(self) -> None:
         """Nothing to free: a local sandbox holds nothing beyond itself."""
 

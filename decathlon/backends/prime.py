@@ -467,6 +467,10 @@ class PrimeBackend:
                     raise InfraError(Kind.GC_FAILED, f"{what}: {exc}") from exc
                 await asyncio.sleep(_delay(attempt, cfg.backoff_base, cfg.backoff_cap))
 
+    async def preflight(self, source: Path) -> None:
+        """Nothing to check from here: a Prime sandbox's source is its image's checkout, which the control plane
+        alone knows."""
+
     async def close(self) -> None:
         state = self._states.pop(asyncio.get_running_loop(), None)
         if state is not None:

@@ -249,6 +249,12 @@ async def run_command(ns: argparse.Namespace) -> int:
         if note := real_saas_note():  # the agent is this very user: nothing keeps the keys from it
             print(f"decathlon: {note}", file=sys.stderr)
     backend = make_backend(ns.backend)
+    if ns.mode not in ("replay",):  # a replay runs no script of the source's: any image serves it
+        try:
+            await backend.preflight(source)
+        except BaseException:
+            await backend.close()
+            raise
     run_id = str(earlier.plan.get("run_id") or uuid.uuid4().hex[:12]) if earlier else uuid.uuid4().hex[:12]
     # The id `gc --run` needs, said before the first sandbox: a run killed outright (SIGKILL, the OOM killer,
     # a container stopped past its grace) releases nothing, and its sandboxes carry this id.

@@ -302,6 +302,22 @@ def test_mcp_text_content_is_unwrapped():
     assert len(unwrapped) == 1 and unwrapped[0]["c"] == HOSTILE
 
 
+def test_terminal_colours_of_evaluator_and_tool_output_are_not_shown_as_codes():
+    """Evaluators print in colour (termcolor, rich): the page shows their text, never `\x1b[32m` litter."""
+    def coloured(ref: str) -> dict:
+        return {"messages": [{"role": "user", "content": "go"},
+                             {"role": "tool", "tool_call_id": "c", "content": "\x1b[1;31mERROR\x1b[0m in row 3"}],
+                "evaluator_output": "\x1b[32m✓ rows match\x1b[0m\n\x1b]0;title\x07\x1b[91mFAIL\x1b[m: 2/7 found"}
+    report = known_report()
+    report["runs"][0]["tasks"][1]["runs"][1]["infra_error"] = {"kind": "grader_crashed", "phase": "evaluate",
+                                                                "message": "\x1b[31mTraceback\x1b[0m"}
+    page = render_html(report, coloured)
+    assert "\x1b" not in page and "\\u001b" not in page and "[32m" not in page and "[0m" not in page
+    texts = [t for b in json_blocks(page).values() for t in _strings(b)]
+    assert "✓ rows match\nFAIL: 2/7 found" in texts and "ERROR in row 3" in texts
+    assert "Traceback" in page
+
+
 def test_empty_report_renders():
     page = render_html({"note": "n", "runs": []}, trajectory)
     assert page.startswith("<!DOCTYPE html>") and "window.__reportReady=true" in page

@@ -148,6 +148,9 @@ def test_servers_lists_every_definition_of_the_mini_pack():
     assert sorted(rows) == ["excel", "filesystem", "git", "terminal", "word"]
     assert all(r["runs"] == "live" and r["available"] for r in rows.values()), rows
     assert rows["filesystem"]["how"] == "stand-in decathlon.standins.filesystem"
+    assert rows["filesystem"]["runs_here"] == "stand-in" and rows["filesystem"]["against"] == "the episode's workspace"
+    assert rows["excel"]["runs_here"] == "package" and rows["excel"]["what"].startswith("excel-mcp-server ")
+    assert rows["excel"]["version"] == rows["excel"]["installed"]  # what ci/servers pins is what is installed
     assert rows["excel"]["package"] == "excel-mcp-server" and rows["excel"]["installed"]
     assert rows["terminal"]["tasks"] == ["contacts-dedupe", "git-release-notes"]
     assert rows["git"]["launcher"] == "uv run -m mcp_server_git"
@@ -175,6 +178,10 @@ def test_servers_reports_replay_only_broken_and_pinned_definitions(source):
     assert "the checkout pins 0.0.1 (uv.lock)" in rows["excel"]["note"]
     assert rows["excel"]["tasks"] == ["uses-excel"]
     assert rows["word"]["pin"] == {"version": "9.9.9", "from": "Dockerfile"}
+    assert rows["playwright_with_chunk"]["runs_here"] == "replay"
+    assert rows["playwright_with_chunk"]["against"] == "nothing: its answers come from recorded cassettes"
+    table = decathlon("servers", "--source", str(source)).stdout
+    assert "5 server definitions: 2 run here, 2 replay only, 1 broken" in table
 
 
 def test_servers_needs_a_toolathlon_root(tmp_path):
@@ -259,5 +266,17 @@ def test_the_checkout_lists_all_its_definitions_and_runs_the_offline_ones_live()
     rows = {r["name"]: r for r in json.loads(proc.stdout)}
     assert len(rows) == 34
     live = sorted(n for n, r in rows.items() if r["runs"] == "live")
-    assert live == ["excel", "fetch", "filesystem", "git", "memory", "pdf-tools", "pptx", "terminal", "time", "word"]
+    assert live == ["canvas", "emails", "excel", "fetch", "filesystem", "git", "google-cloud", "memory", "pdf-tools",
+                    "pptx", "snowflake", "terminal", "time", "woocommerce", "word"]
     assert rows["filesystem"]["tasks"] and len(rows["filesystem"]["tasks"]) == 86
+    # What actually runs, and against what (issue 31): google-cloud is the real PyPI package through our wrapper.
+    cloud = rows["google-cloud"]
+    assert (cloud["runs_here"], cloud["package"], cloud["version"]) == ("package through a stand-in",
+                                                                       "google-cloud-mcp", "1.0.0")
+    assert cloud["what"] == "google-cloud-mcp 1.0.0 (PyPI), started by our decathlon.standins.google_cloud"
+    assert "emulated BigQuery, Cloud Storage, Cloud Logging" in cloud["against"]
+    assert rows["snowflake"]["runs_here"] == "stand-in" and "emulated Snowflake" in rows["snowflake"]["against"]
+    assert rows["emails"]["what"] == "emails-mcp 0.1.12 (PyPI)" and "mail server" in rows["emails"]["against"]
+    assert rows["notion"]["runs_here"] == "replay"
+    title = decathlon("servers", "--source", root).stdout
+    assert "34 server definitions: 15 run here, 19 replay only" in title and "broken" not in title

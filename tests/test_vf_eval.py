@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from lines import readline
 from conftest import PASSING_EVALUATOR
 from decathlon.checkout.tasks import MINI, catalogue
 
@@ -46,7 +47,7 @@ def serve() -> Iterator[Callable[[Path], str]]:
         proc = subprocess.Popen([str(BIN / "decathlon"), "serve-policy", "--source", str(source), "--port", "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
         procs.append(proc)
-        line = proc.stdout.readline()
+        line = readline(proc, what="serve-policy's URL")
         url = re.search(r"http://127\.0\.0\.1:\d+/v1", line)
         assert url, f"serve-policy did not start: {line}{proc.stderr.read() if proc.poll() is not None else ''}"
         return url.group(0)
@@ -150,7 +151,8 @@ def test_infra_errors_fail_the_rollout_instead_of_scoring_zero(serve, tmp_path: 
     source = _broken_source(tmp_path / "source")
     url = serve(source)
     out = tmp_path / "vf"
-    vf = _vf_eval(url, out, tmp_path, "--env.taskset.source", str(source), "--env.taskset.task.launch-time", LAUNCH)
+    vf = _vf_eval(url, out, tmp_path, "--env.taskset.source", str(source), "--env.taskset.task.launch-time", LAUNCH,
+                  "--env.taskset.runs", "all")  # no-such-server is not graded here: loaded only when asked for
     _wait(vf, tmp_path, out)
     traces = _traces(out)
     assert set(traces) == {"no-evaluator", "no-such-server", "kills-its-daemon"}

@@ -91,3 +91,23 @@ def installed_version(env: Path, package: str) -> str | None:
             if _normal(dist.metadata["Name"] or "") == want:
                 return dist.version
     return None
+
+
+CI_SERVERS = Path(__file__).resolve().parents[2] / "ci" / "servers"
+
+
+def ci_pin(env: str | None, package: str | None, folder: Path = CI_SERVERS) -> str | None:
+    """The version `ci/install_servers.py` installs `package` at in the virtualenv `env` (ci/servers/<env>.txt), or
+    None: not pinned there (a stand-in's virtualenv holds only what it drives), or this installation has no ci/."""
+    if not env or not package:
+        return None
+    try:
+        lines = (folder / f"{env}.txt").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    want = _normal(package)
+    for line in lines:
+        name, sep, version = line.split("#", 1)[0].strip().partition("==")
+        if sep and _normal(name.split("[", 1)[0]) == want:
+            return version.strip()
+    return None

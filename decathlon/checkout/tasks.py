@@ -98,7 +98,7 @@ def select(source: Path, wanted: list[str], all_tasks: bool) -> list[str]:
         name = taskdef.normalise_id(raw)
         if name not in known:
             check_task_name(name)  # a bad name is named as such, whether or not a folder has it
-            raise InfraError(Kind.UNKNOWN_TASK, taskdef.unknown_task_message(raw, known))
+            raise InfraError(Kind.UNKNOWN_TASK, taskdef.unknown_task_message(raw, known, source))
         chosen.append(name)
     return chosen
 
@@ -114,32 +114,4 @@ def replay_only(source: Path) -> str | None:
     return (f"{source} is an import of recorded runs: it holds each task's recorded answers, not its preprocess, "
             "evaluator or MCP servers, so it only replays them (--policy replay; `decathlon report` reads their "
             "verdicts). To run or train a live policy, use a Toolathlon checkout as the source (--source CHECKOUT "
-            "or TOOLATHLON_ROOT; `decathlon servers --source CHECKOUT` says which of its servers run offline here)")
-
-
-
-def live_blockers(source: Path, infos: list[TaskInfo]) -> dict[str, str | None]:
-    """For each task, why a live policy cannot run it here today (None: it can): the source is an import, its
-    config is broken, or one of its MCP servers cannot run offline here (replay-only, not installed, unknown).
-    Read from the source's own server definitions and this machine's installed servers, as a run decides."""
-    from decathlon.sandbox.catalogue import check_installed, plan_servers
-    from decathlon.sandbox.servers_config import default_servers_dir, load_raw_configs
-    whole = replay_only(source)
-    if whole is not None:
-        return {i.id: "the source is an import of recorded runs (replay only)" for i in infos}
-    raw = load_raw_configs(source)
-    servers_dir = default_servers_dir()
-    out: dict[str, str | None] = {}
-    for info in infos:
-        if info.error:
-            out[info.id] = f"broken task config: {info.error}"
-            continue
-        why = None
-        for name in info.servers:
-            try:
-                check_installed(plan_servers(raw, [name])[0], servers_dir)
-            except InfraError as exc:
-                why = f"{name}: {exc.kind}"
-                break
-        out[info.id] = why
-    return out
+            "or TOOLATHLON_ROOT; `decathlon tasks --source CHECKOUT` says which of its tasks run and are graded here)")

@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from decathlon.backends import NAMES
+from decathlon.checkout.status_kinds import KINDS
 from decathlon.training.splits import add_split_arguments
 
 
@@ -22,9 +23,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="a JSON array instead of a table")
     t.add_argument("--check-manifest", action="store_true",
                    help="report how this Toolathlon checkout differs from the 108-task manifest (exit 1 on drift)")
-    t.add_argument("--runs", choices=["live"], help="live: only the tasks a live policy can run here today (a checkout's "
-                   "task whose every MCP server runs offline on this machine: live, a stand-in, or against the "
-                   "episode's emulators); the table's `live here` column says why the others cannot")
+    t.add_argument("--runs", choices=["live"], help="live: only the tasks a live policy runs and their real scripts "
+                   "grade here (status `graded`: every MCP server runs on this machine, its preprocess and evaluator "
+                   "reach only the episode's own services and emulators, and nothing they start from is missing)")
+    t.add_argument("--status", choices=[k.code for k in KINDS],
+                   help="only the tasks of this status (the table says each task's, with every reason)")
     add_split_arguments(t)  # the listing: only that split, in curriculum order if one is given
 
     r = sub.add_parser("run", help="run episodes and print their rewards")

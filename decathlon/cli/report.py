@@ -73,7 +73,7 @@ def report_command(ns: argparse.Namespace) -> int:
     for run in report["runs"]:
         if not ns.summary:
             console.print(_task_table(run))
-        console.print(f"[bold]{run['label']}[/]: {overall_line(run)}")
+        console.print(f"[bold]{run['label']}[/]: {overall_line(run)}", soft_wrap=True)  # one line, whatever the width
         for c in run["conflicts"]:
             console.print(f"  conflict group {' + '.join(c['group'].split(','))}: {c['waited_episodes']} episode(s) "
                           f"waited {c['wait_seconds']:.1f} s in all for another task of the group (live mode)")
@@ -85,8 +85,8 @@ def report_command(ns: argparse.Namespace) -> int:
             console.print(f"  [yellow]no result[/] … and {len(run['missing']) - 20} more")
     for d in report["duplicates"]:
         console.print(f"[yellow]not counted twice[/]: {d}")
-    if not report["runs"]:
-        console.print(NOTE)  # each run's table says it in its caption
+    if ns.summary or not report["runs"]:
+        console.print(NOTE)  # else each run's table says it, in its caption
     if ns.html is not None:
         print(f"decathlon report: wrote {ns.html}", file=sys.stderr)
     return 0

@@ -333,5 +333,5 @@ async def run_command(ns: argparse.Namespace) -> int:
         out.print(_table(results, ns.repeats, out.width))
         for paragraph in _errors(results, ns.repeats):
             out.print(paragraph)
-        out.print(_summary_line(results))
+        out.print(_summary_line(results), soft_wrap=True)
     return 1 if any(r.infra_error for r in results) else 0

@@ -9,10 +9,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
+from rich.markup import escape
 from rich.table import Table
 
 from decathlon.cli.console import console
 from decathlon.errors import InfraError, Kind
+from decathlon.checkout import server_facts
 from decathlon.checkout.server_pins import CheckoutPins, installed_version
 from decathlon.checkout.tasks import catalogue, resolve_source
 from decathlon.sandbox import catalogue as server_catalogue
@@ -32,6 +34,10 @@ class ServerRow:
     installed: str | None = None
     tasks: list[str] = field(default_factory=list)
     note: str | None = None
+    runs_here: str | None = None  # what runs (decathlon.checkout.server_facts.RUNS): package, stand-in, replay…
+    what: str | None = None  # the thing that runs, in words: `google-cloud-mcp 1.0.0 (PyPI), started by our …`
+    against: str | None = None  # what it talks to: the episode's mail server, emulated BigQuery, the network…
+    version: str | None = None  # the version ci/servers pins the package that runs at
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -71,6 +77,8 @@ def _row(path: Path, raw: dict, pins: CheckoutPins, servers_dir: Path, users: di
     launch, entry = plan.launch, plan.entry
     base.package = launch.package or (entry.package if entry and entry.package else None)
     base.runs, base.how = plan.runs, plan.how
+    facts = server_facts.describe(name, plan)
+    base.runs_here, base.what, base.against, base.version = facts.runs, facts.what, facts.against, facts.version
     pin = pins.pin(launch.kind, launch.registry or (entry.registry if entry else None), base.package)
     base.pin = pin.to_json() if pin else None
     if entry is None:
@@ -79,6 +87,11 @@ def _row(path: Path, raw: dict, pins: CheckoutPins, servers_dir: Path, users: di
     elif entry.runs == "stand-in":
         base.available = importlib.util.find_spec(str(entry.module)) is not None
         base.note = None if base.available else f"stand-in {entry.module} is missing from this installation"
+        if base.available and entry.env and facts.package:  # the real package, on its own virtualenv
+            base.installed = installed_version(servers_dir / entry.env, facts.package)
+            base.available = base.installed is not None
+            if not base.available:
+                base.note = f"{facts.package} is not installed in {servers_dir / entry.env} (python ci/install_servers.py)"
     elif entry.runs == "live":
         env = servers_dir / str(entry.env)
         base.installed = installed_version(env, entry.package)
@@ -88,17 +101,25 @@ def _row(path: Path, raw: dict, pins: CheckoutPins, servers_dir: Path, users: di
             base.note = f"not installed in {env}{needs} (python ci/install_servers.py, or an image that has it)"
         elif pin and pin.version != base.installed:
             base.note = f"the checkout pins {pin.version} ({pin.origin}); {base.installed} runs here"
+    if base.note is None and pin and base.installed and pin.version != base.installed:
+        base.note = f"the checkout pins {pin.version} ({pin.origin}); {base.installed} runs here"
     return base
 
 
-def servers_command(ns: argparse.Namespace) -> int:
-    source = resolve_source(ns.source)
-    pins = CheckoutPins(source)
-    servers_dir = default_servers_dir()
+def users_of(source: Path) -> dict[str, list[str]]:
+    """Each server name, and the tasks that name it."""
     users: dict[str, list[str]] = {}
     for info in catalogue(source):
         for server in info.servers:
             users.setdefault(server, []).append(info.id)
+    return users
+
+
+def server_rows(source: Path, users: dict[str, list[str]] | None = None) -> list[ServerRow]:
+    """Every server definition of `source`, and how it runs here: the listing's rows (and the docs' tables)."""
+    pins = CheckoutPins(source)
+    servers_dir = default_servers_dir()
+    users = users_of(source) if users is None else users
     rows = []
     for path, raw, problem in _definitions(source):
         if raw is None:
@@ -106,6 +127,13 @@ def servers_command(ns: argparse.Namespace) -> int:
         else:
             rows.append(_row(path, raw, pins, servers_dir, users))
     rows.sort(key=lambda r: (r.name, r.file))
+    return rows
+
+
+def servers_command(ns: argparse.Namespace) -> int:
+    source = resolve_source(ns.source)
+    users = users_of(source)
+    rows = server_rows(source, users)
     defined = {r.name for r in rows}
     for server in sorted(set(users) - defined):
         print(f"decathlon: tasks need MCP server {server!r}, which no configs/mcp_servers/*.yaml defines: "
@@ -116,13 +144,31 @@ def servers_command(ns: argparse.Namespace) -> int:
     if ns.json:
         print(json.dumps([r.to_json() for r in rows], indent=2, ensure_ascii=False))
     else:
-        live = sum(r.runs == "live" for r in rows)
-        table = Table(title=f"{len(rows)} server definitions: {live} live, {len(rows) - live} replay only or broken")
-        for col in ("server", "runs", "how", "checkout pin", "here", "tasks"):
-            table.add_column(col, overflow="fold")
-        for r in rows:
-            here = r.installed or ("yes" if r.available else "[red]missing[/]" if r.runs == "live" else "")
-            pin = f"{r.pin['version']} ({r.pin['from']})" if r.pin else ""
-            table.add_row(r.name, r.runs, r.how, pin, here, str(len(r.tasks)))
-        console().print(table)
+        console().print(_table(rows))
     return 1 if any(r.runs == "error" for r in rows) else 0
+
+
+def _title(rows: list[ServerRow]) -> str:
+    live = sum(r.runs == "live" for r in rows)
+    replay = sum(r.runs == "replay" for r in rows)
+    broken = len(rows) - live - replay
+    missing = sum(r.runs == "live" and not r.available for r in rows)
+    parts = [f"{live} run here" + (f" ({missing} not installed)" if missing else ""), f"{replay} replay only"]
+    if broken:
+        parts.append(f"{broken} broken")
+    return f"{len(rows)} server definitions: {', '.join(parts)}"
+
+
+def _table(rows: list[ServerRow]) -> Table:
+    table = Table(title=_title(rows))
+    for col in ("server", "runs here", "against", "checkout pin", "installed", "tasks"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        if r.runs == "error":
+            what = f"[red]{escape(r.how)}[/]"
+        else:
+            what = escape(r.what or r.how)
+        here = r.installed or ("yes" if r.available else "[red]missing[/]" if r.runs == "live" else "")
+        pin = f"{r.pin['version']} ({r.pin['from']})" if r.pin else ""
+        table.add_row(r.name, what, escape(r.against or ""), escape(pin), here, str(len(r.tasks)))
+    return table

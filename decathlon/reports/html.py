@@ -28,6 +28,7 @@ import hashlib
 import html
 import json
 import math
+import re
 from typing import Any, Callable
 
 from decathlon.tape import nesting
@@ -46,8 +47,17 @@ _Text = tuple  # (head, omitted, tail): a text cut in the middle; (s, 0, "") whe
 
 # ----------------------------------------------------------------------------------------- text helpers
 
+# Terminal escapes (colours, cursor moves, titles) in what evaluators and tools print: the page shows their text, not
+# `[32m` litter. CSI sequences, OSC ones (ended by BEL or ST), and the two-character escapes.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+
+
+def strip_ansi(s: str) -> str:
+    return _ANSI.sub("", s) if ("\x1b" in s or "\x9b" in s) else s
+
+
 def _esc(x: object) -> str:
-    return html.escape("" if x is None else str(x), quote=True)
+    return html.escape(strip_ansi("" if x is None else str(x)), quote=True)
 
 
 def _finite(x: object) -> float | None:
@@ -96,7 +106,7 @@ def _clean(obj: Any, cap: int = ERROR_CAP) -> Any:
         return str(obj)
     if obj is None or isinstance(obj, (bool, int, float)):
         return obj
-    s = str(obj)
+    s = strip_ansi(str(obj))
     return _emit(_cut((s, 0, ""), cap)) if len(s) > cap else s
 
 
@@ -184,7 +194,7 @@ def _pretty_args(arguments: Any) -> str:
 def _compact(traj: Any, first_cap: int) -> dict:
     """A trajectory in the page's own short form, every text already cut to the largest cap."""
     def text(s: str) -> _Text:
-        return _cut((s, 0, ""), first_cap)
+        return _cut((strip_ansi(s), 0, ""), first_cap)
 
     if not isinstance(traj, dict):
         return {"m": [], "e": None, "err": f"the trajectory is not an object ({type(traj).__name__})"}

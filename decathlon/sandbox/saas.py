@@ -3,9 +3,9 @@ at once, and the variables that point every process of the episode at the front.
 
 Which episodes: a task that names a server of an emulated vendor (google-cloud, snowflake), or whose own
 scripts talk to one without naming its server (fillout-online-forms' preprocess uses Google Forms while its
-config names only playwright): its preprocess and evaluator sources are read for the vendors' client
-libraries and host names. The emulators a named server needs start with the front; any other starts on its
-first connection.
+config names only playwright): its preprocess and evaluator, and the checkout modules they import, are read for the
+vendors' client libraries and host names (decathlon.sandbox.reach). The emulators a named server needs start with the
+front; any other starts on its first connection.
 
 `--saas real` installs no front: the user's own credentials and configs go to the
 scripts and servers, which reach the real vendors; the user's keys to the scripts as the grader's private copies and
@@ -13,35 +13,25 @@ to our servers through the episode's key broker, never to the agent (decathlon/s
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from decathlon.emulators.front.routes import ROUTES
+from decathlon.sandbox import reach
 from decathlon.sandbox.taskdef import TaskDef
 
 MODES = ("emulated", "real")
 # The MCP servers (configs/mcp_servers/<name>.yaml) whose vendor is emulated, and the emulators they reach.
 SERVER_EMULATORS: dict[str, tuple[str, ...]] = {"google-cloud": ("gcp", "gcplogging"), "snowflake": ("snowflake",)}
-# What a task's own code shows when it reaches an emulated vendor: client libraries and host names.
-_CODE_MARKERS = re.compile(rb"google\.cloud|googleapis|googleapiclient|google\.oauth2|gspread|snowflake|"
-                           rb"app_specific[./](?:google|googlesheet|bigquery|snowflake)")
-_SCANNED_LIMIT = 2 * 1024 * 1024  # per file: task scripts are small; a huge data file is not code
 NO_PROXY = "localhost,127.0.0.1,::1"
 TRUST_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTPLIB2_CA_CERTS",
                    "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS")
 
 
 def _code_uses_saas(task: TaskDef) -> bool:
-    for folder in (task.dir / "preprocess", task.dir / "evaluation"):
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.rglob("*.py")):
-            try:
-                if path.stat().st_size <= _SCANNED_LIMIT and _CODE_MARKERS.search(path.read_bytes()):
-                    return True
-            except OSError:
-                continue
-    return False
+    """Its preprocess or evaluator (or a checkout module they import) reaches a Google or Snowflake host, or starts one
+    of those vendors' servers itself: decathlon.sandbox.reach reads them, for the task statuses too."""
+    found = reach.read(task.dir, task.source)
+    return found.reaches_front() or any(use.server in SERVER_EMULATORS for use in found.servers)
 
 
 def emulators_for(task: TaskDef, mode: str = "emulated") -> list[str] | None:

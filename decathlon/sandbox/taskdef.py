@@ -75,17 +75,19 @@ def list_tasks(source: Path) -> list[str]:
     return sorted(p.parent.name for p in root.glob("*/task_config.json"))
 
 
-def unknown_task_message(task_id: str, known: list[str]) -> str:
+def unknown_task_message(task_id: str, known: list[str], source: Path | None = None) -> str:
     close = difflib.get_close_matches(task_id, known, n=5, cutoff=0.5)
     hint = f"; did you mean: {', '.join(close)}?" if close else f"; {len(known)} tasks are known"
-    return f"no task {task_id!r} in this source{hint}"
+    where = f"{source}" if source is not None else "this source"
+    listing = f"; `decathlon tasks --source {source}` lists them" if source is not None else ""
+    return f"no task {task_id!r} in {where}{hint}{listing}"
 
 
 def load_task(source: Path, task_id: str) -> TaskDef:
     name = normalise_id(task_id)
     known = list_tasks(source)
     if name not in known:
-        raise InfraError(Kind.UNKNOWN_TASK, unknown_task_message(task_id, known))
+        raise InfraError(Kind.UNKNOWN_TASK, unknown_task_message(task_id, known, source))
     path = source / "tasks" / SPLIT / name / "task_config.json"
     config = read_config(path)
     return TaskDef(name=name, source=source, config=config)

@@ -12,6 +12,9 @@ one its sandbox could have caused (decathlon.errors.environment_owned), or the e
 context the policy overflowed (`context_overflow`): that is the episode's failure, `trace.info["failure"]`,
 scored 0 like a failed task.
 
+The tasks it loads are those a live policy runs and their real scripts grade here: `decathlon tasks --runs live`'s
+list, by the same function (decathlon.checkout.task_status); the others are left out, said once.
+
 Config: load-time knobs on the taskset: `--env.taskset.source`, `--env.taskset.tasks`, and the
 deterministic split and curriculum of `decathlon.training.splits` (`--env.taskset.split all|train|test`,
 `--env.taskset.split-ratio`, `--env.taskset.split-seed`; `--env.taskset.curriculum FILE|DIR` makes the
@@ -34,7 +37,8 @@ from verifiers.v1.utils.loaders import harness_class
 from decathlon import errors
 from decathlon.training.splits import DEFAULT_RATIO, DEFAULT_SEED, apply_split_and_curriculum, ratio_problem
 from decathlon.checkout.real_saas import check_real_saas
-from decathlon.checkout.tasks import replay_only, MINI, resolve_source, select
+from decathlon.checkout import task_status
+from decathlon.checkout.tasks import catalogue, replay_only, MINI, resolve_source, select
 from decathlon.core.task_session import EvalResult
 from decathlon.training.vf_episode import DecathlonState, Episode, fail
 from decathlon.training.vf_harness import DecathlonHarness
@@ -189,6 +193,9 @@ class DecathlonTasksetConfig(vf.TasksetConfig):
     """The share of the source's tasks in the train split, in (0, 1); default 80/108 (80 train, 28 test)."""
     split_seed: str = Field(DEFAULT_SEED, coerce_numbers_to_str=True)
     """The seed of the split; another seed, another split."""
+    runs: Literal["live", "all"] = "live"
+    """live: only the tasks a live policy runs and their real scripts grade here (`decathlon tasks --runs live`); all:
+    every task of the source, each that cannot run here failing its rollouts with its own infra error."""
     curriculum: Path | None = None
     """Pass rates of earlier runs (`decathlon report --json` output, a {task: rate} JSON object, a CSV with
     columns task,pass_rate, or a results folder): the tasks are then loaded easiest first."""
@@ -211,6 +218,30 @@ class DecathlonTaskset(vf.Taskset[DecathlonTask, DecathlonTasksetConfig]):
         except errors.InfraError as exc:  # the split is validated with the config: this is the curriculum
             raise ValueError(f"--env.taskset.curriculum: {exc.message}") from exc
 
+    def _gradable(self, source: Path, names: list[str]) -> list[str]:
+        """The tasks a live policy runs and their real scripts grade here: `decathlon tasks --runs live`'s list, by the
+        same function (decathlon.checkout.task_status). A task asked for by name that is not is refused, saying why;
+        the others are left out, said once. One graded without a seed its checkout lacks is kept if named."""
+        infos = {i.id: i for i in catalogue(source)}
+        found = task_status.statuses(source, [infos[n] for n in names if n in infos])
+        keep, left = [], []
+        for name in names:
+            status = found.get(name)
+            if status is None or status.graded or status.kind is task_status.BROKEN or (
+                    self.config.tasks and status.kind is task_status.UNSEEDED):  # a broken one is said by load()
+                keep.append(name)
+                continue
+            if self.config.tasks:
+                raise ValueError(f"--env.taskset.tasks: {name} is {status.kind.code} here ({status.kind.label}): "
+                                 f"{status.summary()}; `decathlon tasks --source {source}` lists what runs here")
+            left.append(name)
+        if left:
+            by_kind = {k.code: sum(found[n].kind is k for n in left) for k in task_status.KINDS}
+            said = ", ".join(f"{count} {code}" for code, count in by_kind.items() if count)
+            warnings.warn(f"decathlon: {len(left)} of {len(names)} tasks of {source} left out of the taskset, not graded "
+                          f"here ({said}); `decathlon tasks --source {source}` says why, task by task", stacklevel=3)
+        return keep
+
     def load(self) -> Iterator[DecathlonTask]:
         source = resolve_source(str(self.config.source))
         # Every rollout here is a live policy's: a source that can only replay fails here, not per rollout.
@@ -226,6 +257,8 @@ class DecathlonTaskset(vf.Taskset[DecathlonTask, DecathlonTasksetConfig]):
                 from decathlon.backends.local import real_saas_note
                 if note := real_saas_note():
                     warnings.warn(f"decathlon: {note}", UnisolatedBackendWarning, stacklevel=2)
+        if self.config.runs == "live":
+            names = self._gradable(source, names)
         for name in names:
             try:
                 task = taskdef.load_task(source, name)

@@ -6,7 +6,7 @@ taskset by top-level module name and reads `__all__`. The verifiers classes load
 """
 from __future__ import annotations
 
-__all__ = ["DecathlonTaskset", "DecathlonHarness"]
+__all__ = ["DecathlonTaskset", "DecathlonTasksetConfig", "DecathlonHarness"]
 
 
 def __getattr__(name: str):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
@@ -25,7 +26,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from decathlon.recordings.cassettes import cassettes_dir, read_trajectory, trajectory_path
-from decathlon.errors import InfraError
+from decathlon.errors import InfraError, Kind
 from decathlon.core.oracles import Oracle, assistant_message, call_id, load_oracle, oracle_dir, variables
 from decathlon.checkout.tasks import resolve_source
 from decathlon.sandbox import taskdef
@@ -229,6 +230,8 @@ def _chunks(completion: dict, include_usage: bool) -> list[dict]:
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
+    # Said here too: a client may show only "ProviderError" (vf-eval does), and the cause would be in its traces alone.
+    print(f"decathlon serve-policy: refused a completion ({status} {code}): {message}", file=sys.stderr, flush=True)
     return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": code}},
                         status_code=status)
 
@@ -288,6 +291,14 @@ class _Server(uvicorn.Server):
 def serve_command(ns: argparse.Namespace) -> int:
     source = resolve_source(ns.source)
     trajectories = cassettes_dir(source, ns.cassettes) if ns.recorded else None
+    if trajectories is None:
+        oracles = ns.oracles or oracle_dir(source)
+        if not oracles.is_dir() or not any(oracles.glob("*.json")):
+            raise InfraError(Kind.USAGE, f"serve-policy: {source} has no oracles ({oracles} holds none; a Toolathlon "
+                             "checkout has none): every completion would be refused. Serve recorded runs instead, "
+                             "`--recorded --cassettes IMPORT/cassettes` (an import of `decathlon cassettes "
+                             "import-trajectories`; each drives its recorded run as a policy), or name a folder of "
+                             "oracles with --oracles")
     app = make_app(source, ns.oracles, trajectories)
     what = f"recorded trajectories in {trajectories}" if trajectories else f"oracles for {source}"
     # uvicorn handles SIGINT/SIGTERM itself: it stops accepting, finishes open requests, then re-raises

@@ -63,6 +63,13 @@ class DecathlonHarness(vf.Harness[vf.HarnessConfig]):
                 refusal = blame.model_refusal(exc.status_code, exc.body if exc.body is not None else exc.message,
                                                sent, exc.message[:500])
                 raise fail(trace, refusal, "agent") from exc
+            except openai.APIStatusError as exc:
+                # Named with the endpoint's own words: shown as a bare ProviderError, the cause is lost.
+                raise fail(trace, errors.InfraError(errors.Kind.MODEL_ERROR, f"HTTP {exc.status_code} from the model "
+                                                    f"endpoint: {_said(exc)}", "agent"), "agent") from exc
+            except openai.APIConnectionError as exc:
+                raise fail(trace, errors.InfraError(errors.Kind.MODEL_UNREACHABLE, f"the model endpoint {endpoint} "
+                                                    f"did not answer: {exc}", "agent"), "agent") from exc
             return _assistant(completion.choices[0].message)
 
         async def execute(name: str, args: str):
@@ -90,6 +97,14 @@ class DecathlonHarness(vf.Harness[vf.HarnessConfig]):
             await ep.save_artifacts(trace)
         finally:
             await ep.release()
+
+
+def _said(exc: openai.APIStatusError) -> str:
+    """The endpoint's error message (OpenAI's `{"error": {"message": …}}`, as serve-policy answers), else its text."""
+    body: dict = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error")
+    inner: dict = error if isinstance(error, dict) else body
+    return str(inner.get("message") or exc.message)[:1000]
 
 
 def _episode(trace: vf.Trace) -> Episode:

@@ -178,3 +178,21 @@ def test_a_name_made_unique_by_a_random_suffix_is_translated_wherever_a_later_ca
     u = IdTranslator()
     u.learn(_item("b-1111aaaa2222 b-3333bbbb4444 logs_database"), _item("b-5555cccc6666 b-7777dddd8888 logs_fedcba98"))
     assert not u.active
+
+
+def test_a_quiz_attempt_is_a_quiz_submission_and_a_chosen_answer_is_an_answer_id():
+    """canvas_start_quiz_attempt answers a quiz submission (its `id` numbered apart from the quiz ids beside it), and
+    canvas_submit_quiz_answers names that submission `submission_id` and a chosen answer `answer`: a recording whose
+    quiz ids are one off from the live ones must not send its submission 2 to the live submission 1, and its answer
+    ids (numbered afresh in every episode) go as the live answers of the same text."""
+    t = IdTranslator()
+    t.learn(json.dumps({"id": 2, "quiz_id": 3, "submission_id": 24}), json.dumps({"id": 2, "quiz_id": 2, "submission_id": 6}),
+            tool="canvas-canvas_start_quiz_attempt")
+    t.learn(json.dumps([{"id": 7, "quiz_id": 3, "answers": [{"id": 3508, "text": "O(n log n)"}, {"id": 12, "text": "O(n)"}]}]),
+            json.dumps([{"id": 3, "quiz_id": 2, "answers": [{"id": 41, "text": "O(n)"}, {"id": 9001, "text": "O(n log n)"}]}]),
+            tool="canvas-canvas_list_quiz_questions")
+    sent = json.loads(t.translate_arguments(json.dumps({"course_id": 7, "quiz_id": 3, "submission_id": 2,
+                                                        "answers": [{"question_id": 7, "answer": 3508}]}),
+                                            tool="canvas-canvas_submit_quiz_answers"))
+    assert sent["quiz_id"] == 2 and sent["submission_id"] == 2
+    assert sent["answers"] == [{"question_id": 3, "answer": 9001}]

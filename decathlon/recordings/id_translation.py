@@ -169,11 +169,23 @@ def _scope_of(name: str | None) -> str | None:
     return s or None
 
 
+# Tools whose answer is an object their name does not say: Canvas's quiz attempt is a quiz submission (its `id` is
+# what a later `quiz_submission_id` names, numbered apart from the quiz ids beside it).
+_ANSWER_SCOPES = {"start_quiz_attempt": "quizsubmission"}
+# A tool's argument whose name says less than what it names: canvas_submit_quiz_answers' `submission_id` is the quiz
+# submission's (an assignment submission is numbered apart).
+# A multiple-choice `answer` is the chosen answer's id (Canvas's quiz API), numbered afresh in every episode.
+_ARGUMENT_SCOPES = {("submit_quiz_answers", "submission_id"): "quizsubmission", ("submit_quiz_answers", "answer"): "answer"}
+
+
 def _tool_scope(tool: str | None) -> str | None:
     """What a tool's answer lists or returns at its top level: woo_products_get → product,
     canvas_list_quiz_questions → question."""
     if not tool:
         return None
+    for suffix, scope in _ANSWER_SCOPES.items():
+        if tool.endswith(suffix):
+            return scope
     words = [w.lower() for w in re.split(r"[_\-\s.]+|(?<=[a-z])(?=[A-Z])", tool) if w][1:]
     nouns = [w for w in words if w not in _OBJECT_VERBS]
     if len(nouns) == len(words) or not nouns:
@@ -320,7 +332,8 @@ class IdTranslator:
             value = nesting.loads(arguments)
         except (TypeError, ValueError):  # not JSON text, or too deep to hold ids we would find
             return arguments
-        changed, out = self._rewrite(value, None, _tool_scope(tool), 0)
+        named = {key: scope for (suffix, key), scope in _ARGUMENT_SCOPES.items() if tool and tool.endswith(suffix)}
+        changed, out = self._rewrite(value, None, _tool_scope(tool), 0, named)
         return json.dumps(out, ensure_ascii=False) if changed else arguments
 
     def _live(self, raw: str, scope: str | None) -> str | None:
@@ -329,23 +342,26 @@ class IdTranslator:
             return known[raw]
         return self.mapping.get(raw)
 
-    def _rewrite(self, value: object, key: str | None, scope: str | None, depth: int) -> tuple[bool, object]:
+    def _rewrite(self, value: object, key: str | None, scope: str | None, depth: int,
+                 named: dict[str, str] | None = None) -> tuple[bool, object]:
+        """`named`: keys of this tool's arguments that hold ids their names do not say, and of which kind."""
+        named = named or {}
         if depth > _MAX_DEPTH:
             return False, value
         if isinstance(value, dict):
             changed, rewritten = False, {}
             for k, v in value.items():
-                c, rewritten[k] = self._rewrite(v, k, _scope_of(k) or scope, depth + 1)
+                c, rewritten[k] = self._rewrite(v, k, named.get(k) or _scope_of(k) or scope, depth + 1, named)
                 changed |= c
             return changed, rewritten
         if isinstance(value, list):
-            pairs = [self._rewrite(v, key, scope, depth + 1) for v in value]
+            pairs = [self._rewrite(v, key, scope, depth + 1, named) for v in value]
             return any(c for c, _ in pairs), [v for _, v in pairs]
         if isinstance(value, str) and (self.substitutions or self.aliases):
             out = self._substitute(value)
             if out != value:
                 return True, out
-        if key is not None and _is_id_key(key):
+        if key is not None and (_is_id_key(key) or key in named):
             raw = _id_value(value)
             live = self._live(raw, scope) if raw is not None else None
             if live is not None and live != raw:

@@ -3,7 +3,10 @@
 
 They pin different `mcp` versions from ours and from each other, so each gets an isolated env
 under $DECATHLON_SERVERS_DIR (default: .servers/ in the checkout), built from the exact pins in
-ci/servers/<name>.txt. A stamp of those pins makes a second run instant (and offline).
+ci/servers/<name>.txt, by uv (several at once, no ensurepip, files linked from uv's cache) from the
+machine's wheelhouse (decathlon/checkout/wheelhouse.py: PyPI once per machine, then no index). A stamp of
+those pins makes a second run instant (and offline). `install_servers.py NAME...` installs only those
+(the image builds each server in a stage of its own).
 
 It also installs the HTTP record/replay shim (vcrpy and its dependencies, pinned in
 ci/http-shim.txt) as a plain directory, $DECATHLON_SERVERS_DIR/_http, that decathlon/sandbox/http's
@@ -12,13 +15,14 @@ sitecustomize appends to the sys.path of any process it records or replays (docs
 from __future__ import annotations
 
 import compileall
+import concurrent.futures
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
-import venv
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,6 +30,7 @@ PINS = ROOT / "ci" / "servers"
 SHIM_PINS = ROOT / "ci" / "http-shim.txt"
 SHIM_DIR = "_http"  # not a server: the leading underscore keeps it apart from ci/servers/*.txt names
 SHIM_SITE = ROOT / "decathlon" / "sandbox" / "http" / "site"  # the sitecustomize every recorded/replayed process loads
+PARALLEL = 3
 
 
 def target_dir() -> Path:
@@ -56,36 +61,81 @@ def newer_python(need: tuple[int, int]) -> str | None:
     return None
 
 
-def install(name: str, pins: Path, dest: Path) -> bool:
-    stamp = dest / ".pins-sha256"
+def installer(sets: list[tuple[str, Path, str]]) -> tuple[str, dict[str, str]]:
+    """uv, and the environment it installs these (name, pins, python) sets with. Named from outside (the image's
+    build sets UV and UV_FIND_LINKS, the wheels it holds), or else the host's wheelhouse: the sets' wheels are
+    fetched once per machine (decathlon/checkout/wheelhouse.py), then read with no index."""
+    if os.environ.get("UV_FIND_LINKS"):
+        uv = os.environ.get("UV") or shutil.which("uv")
+        if not uv:
+            raise SystemExit("error: UV_FIND_LINKS is set but there is no uv (UV=… or on PATH)")
+        return uv, {}
+    sys.path.insert(0, str(ROOT))
+    from decathlon.checkout import wheelhouse
+
+    def say(line: str) -> None:
+        print(f"[wheelhouse] {line}", flush=True)
+    wanted = [wheelhouse.PinSet(f"server-{n}" if n != SHIM_DIR else "http-shim", p.read_text(), py) for n, p, py in sets]
+    try:
+        uv = str(wheelhouse.uv_binary(say))
+        wheelhouse.fill(wanted, say)
+    except wheelhouse.WheelhouseError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    return uv, wheelhouse.uv_env()
+
+
+def run(argv: list[str], env: dict[str, str]) -> None:
+    proc = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])} … failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+
+
+def resolve_as(python: str) -> list[str]:
+    """uv's --python-version where the image asks for it (DECATHLON_UV_PYTHON_VERSION): Debian 12's python is 3.11.2,
+    and a few pure-Python pins (soupsieve 4.1.2) declare >=3.11.5 without needing it. Only for that interpreter's
+    minor version (not the 3.13 of another server)."""
+    version = os.environ.get("DECATHLON_UV_PYTHON_VERSION")
+    if not version or (python != sys.executable) or version.split(".")[:2] != [str(x) for x in sys.version_info[:2]]:
+        return []
+    return ["--python-version", version]
+
+
+def server_python(pins: Path) -> tuple[str | None, tuple[int, int] | None]:
     need = required_python(pins)
-    python = sys.executable if need is None or sys.version_info[:2] >= need else newer_python(need)
+    return (sys.executable if need is None or sys.version_info[:2] >= need else newer_python(need)), need
+
+
+def stamp_of(pins: Path, python: str) -> str:
     # The interpreter a venv is built on is part of what it is: another one (the project's venv made
     # again from Debian's python, say) means building it again.
     base = os.path.realpath(getattr(sys, "_base_executable", sys.executable)) if python == sys.executable else python
-    want = hashlib.sha256(pins.read_bytes() + str(base).encode()).hexdigest()
-    if stamp.is_file() and stamp.read_text().strip() == want:
-        return False
+    return hashlib.sha256(pins.read_bytes() + str(base).encode()).hexdigest()
+
+
+def up_to_date(pins: Path, dest: Path, python: str | None) -> bool:
+    stamp = dest / ".pins-sha256"
+    return python is not None and stamp.is_file() and stamp.read_text().strip() == stamp_of(pins, python)
+
+
+def install(name: str, pins: Path, dest: Path, uv: str, env: dict[str, str]) -> bool:
+    python, need = server_python(pins)
     if python is None:
+        assert need is not None
         print(f"skipping MCP server {name!r}: it needs Python >= {need[0]}.{need[1]} and there is none here "
               "(`python -m decathlon.checkout.portable_python` builds one from Debian 13 packages); episodes that need it "
               "are told so", flush=True)
         return False
+    if up_to_date(pins, dest, python):
+        return False
     print(f"installing MCP server {name!r} into {dest} …", flush=True)
-    if python == sys.executable:
-        venv.EnvBuilder(with_pip=True, clear=True).create(dest)
-        cmd = [str(dest / "bin" / "python"), "-m", "pip"]
-    else:
-        # Another interpreter's venv, filled by a pip that runs under it: ours (`pip --python`), or a pip
-        # wheel named in DECATHLON_PIP_WHEEL where ours is gone (the image removes pip from its venvs).
-        shutil.rmtree(dest, ignore_errors=True)
-        subprocess.run([python, "-m", "venv", "--without-pip", str(dest)], check=True, timeout=300)
-        wheel = os.environ.get("DECATHLON_PIP_WHEEL")
-        cmd = ([str(dest / "bin" / "python"), f"{wheel}/pip"] if wheel
-               else [sys.executable, "-m", "pip", "--python", str(dest / "bin" / "python")])
-    subprocess.run([*cmd, "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r", str(pins)],
-                   check=True, timeout=900)
-    stamp.write_text(want)
+    began = time.monotonic()
+    # uv: no ensurepip, no pip in the venv (nothing here installs into it later), files linked from uv's cache.
+    shutil.rmtree(dest, ignore_errors=True)
+    run([uv, "venv", "--quiet", "--python", python, str(dest)], env)
+    run([uv, "pip", "install", "--quiet", "--python", str(dest / "bin" / "python"), "--no-deps", *resolve_as(python),
+         "-r", str(pins)], env)
+    (dest / ".pins-sha256").write_text(stamp_of(pins, python))
+    print(f"installed MCP server {name!r} in {time.monotonic() - began:.1f} s", flush=True)
     return True
 
 
@@ -106,21 +156,24 @@ def add_project(pins: Path, dest: Path) -> None:
             pth.write_text(f"{ROOT}\n")
 
 
-def install_shim(pins: Path, dest: Path) -> bool:
-    """pip install --target: a bare directory any same-version interpreter can add to sys.path.
+def shim_up_to_date(pins: Path, dest: Path) -> bool:
+    stamp = dest / ".pins-sha256"
+    return stamp.is_file() and stamp.read_text().strip() == hashlib.sha256(pins.read_bytes()).hexdigest()
+
+
+def install_shim(pins: Path, dest: Path, uv: str, env: dict[str, str]) -> bool:
+    """uv pip install --target: a bare directory any same-version interpreter can add to sys.path.
 
     Built next to `dest` and swapped in, so a process starting meanwhile never sees half of it.
     """
-    stamp = dest / ".pins-sha256"
-    want = hashlib.sha256(pins.read_bytes()).hexdigest()
-    if stamp.is_file() and stamp.read_text().strip() == want:
+    if shim_up_to_date(pins, dest):
         return False
+    want = hashlib.sha256(pins.read_bytes()).hexdigest()
     print(f"installing the HTTP shim into {dest} …", flush=True)
     fresh = dest.with_name(dest.name + ".new")
     shutil.rmtree(fresh, ignore_errors=True)
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
-           "--target", str(fresh), "-r", str(pins)]
-    subprocess.run(cmd, check=True, timeout=900)
+    run([uv, "pip", "install", "--quiet", "--python", sys.executable, "--no-deps", *resolve_as(sys.executable),
+         "--target", str(fresh), "-r", str(pins)], env)
     (fresh / ".pins-sha256").write_text(want)
     shutil.rmtree(dest, ignore_errors=True)
     fresh.rename(dest)
@@ -141,26 +194,43 @@ def route_package_writes(dest_root: Path) -> None:
             path.symlink_to(os.devnull)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    """`install_servers.py [NAME...]`: those servers (`_http`: the shim), or all of them and the shim."""
     dest_root = target_dir()
     dest_root.mkdir(parents=True, exist_ok=True)
-    names = sorted(p.stem for p in PINS.glob("*.txt"))
+    every = sorted(p.stem for p in PINS.glob("*.txt"))
+    asked = argv or [*every, SHIM_DIR]
+    unknown = sorted(set(asked) - {*every, SHIM_DIR})
+    if unknown:
+        print(f"error: no pins for {', '.join(unknown)} in {PINS}", file=sys.stderr)
+        return 2
+    names = [n for n in every if n in asked]
+    todo = [(n, PINS / f"{n}.txt", server_python(PINS / f"{n}.txt")[0]) for n in names]
+    todo = [(n, p, py) for n, p, py in todo if py is not None and not up_to_date(p, dest_root / n, py)]
+    shim = SHIM_DIR in asked
+    if shim and not shim_up_to_date(SHIM_PINS, dest_root / SHIM_DIR):
+        todo.append((SHIM_DIR, SHIM_PINS, sys.executable))
     try:
-        changed = [n for n in names if install(n, PINS / f"{n}.txt", dest_root / n)]
+        uv, env = installer(todo) if todo else ("uv", {})
+        # Venvs side by side: each is mostly waiting on files; uv's cache is shared and locked.
+        with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
+            jobs = {n: pool.submit(install, n, PINS / f"{n}.txt", dest_root / n, uv, env) for n in names}
+            changed = [n for n, job in jobs.items() if job.result()]
         for n in names:
             add_project(PINS / f"{n}.txt", dest_root / n)
-        if install_shim(SHIM_PINS, dest_root / SHIM_DIR):
+        if shim and install_shim(SHIM_PINS, dest_root / SHIM_DIR, uv, env):
             changed.append(SHIM_DIR)
         route_package_writes(dest_root)
-        # Fresh .pyc files: with PYTHONDONTWRITEBYTECODE set, a stale one means every child process
-        # compiles sitecustomize again (~1.5 ms instead of ~0.2 ms per start). Only stale ones are rewritten.
-        compileall.compile_dir(SHIM_SITE, quiet=1)
-    except subprocess.CalledProcessError as exc:
-        print(f"error: installing an MCP server failed ({exc}); pip needs PyPI for a first install", file=sys.stderr)
+        if shim and SHIM_SITE.is_dir():  # (the image's shim stage has no sources: it compiles them later)
+            # Fresh .pyc files: with PYTHONDONTWRITEBYTECODE set, a stale one means every child process
+            # compiles sitecustomize again (~1.5 ms instead of ~0.2 ms per start). Only stale ones are rewritten.
+            compileall.compile_dir(SHIM_SITE, quiet=1)
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        print(f"error: installing an MCP server failed ({exc})", file=sys.stderr)
         return 1
     print(f"MCP servers ready in {dest_root}: {', '.join(names)}" + (f" (installed {', '.join(changed)})" if changed else ""))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

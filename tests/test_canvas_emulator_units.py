@@ -14,6 +14,7 @@ import httpx
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
+from lines import readline
 from decathlon.emulators.canvas import grading
 from decathlon.emulators.canvas.clock import parse_time
 from decathlon.emulators.canvas.errors import ApiError
@@ -138,7 +139,7 @@ def test_cli_prints_ready_serves_both_ports_and_stops_on_sigterm(tmp_path):
                              "--port", "http=0", "--port", "https=0"], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     try:
-        line = proc.stdout.readline().strip()
+        line = readline(proc, what="the Canvas emulator's ready line").strip()
         assert line.startswith("ready canvas ")
         ports = json.loads(line[len("ready canvas "):])
         assert set(ports) == {"http", "https"} and all(p > 0 for p in ports.values())

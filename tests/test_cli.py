@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from conftest import LAUNCH, MINI, PASSING_EVALUATOR, REPO, write_task
+from lines import readline
 
 
 def decathlon(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -100,7 +101,7 @@ def test_openai_policy_drives_an_episode_through_a_chat_completions_endpoint():
     server = subprocess.Popen([sys.executable, "-m", "decathlon", "serve-policy", "--source", str(MINI), "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
-        url = re.search(r"http://127\.0\.0\.1:\d+/v1", server.stdout.readline())
+        url = re.search(r"http://127\.0\.0\.1:\d+/v1", readline(server, what="serve-policy's URL"))
         assert url, server.stderr.read() if server.poll() is not None else "no URL printed"
         env = {**os.environ, "OPENAI_BASE_URL": url.group(0), "OPENAI_API_KEY": "unused"}
         proc = subprocess.run([sys.executable, "-m", "decathlon", "run", "csv-sales-summary", "--source", str(MINI),

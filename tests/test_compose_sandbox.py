@@ -206,11 +206,11 @@ def test_ctrl_c_leaves_nothing(backend, tmp_path, pool):
         assert not any(channels.iterdir()), f"channel folders left after Ctrl-C at +{delay} s"
 
 
-def test_image_build_from_cache_is_quick(backend):
-    start = time.monotonic()
+def test_image_build_from_cache_builds_nothing(backend):
+    # How quick that is (budget 30 s) is bench/bench_budgets.py's to say.
     proc = _cli("image", "build", timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "up to date" in proc.stderr and time.monotonic() - start < 30, proc.stderr
+    assert "up to date" in proc.stderr, proc.stderr
 
 
 def test_missing_image_names_the_build_command():

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lines import readline
 from conftest import MINI, REPO
 from decathlon.backends import leases
 from decathlon.backends.local import LocalBackend
@@ -41,7 +42,7 @@ def _start_run(tmp_path: Path, lease_dir: Path) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "DECATHLON_LOCAL_DIR": str(tmp_path / "boxes"), "DECATHLON_LEASE_DIR": str(lease_dir)}
     proc = subprocess.Popen([sys.executable, "-c", HOLDER.format(repo=str(REPO), run=run, mini=str(MINI))],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-    line = proc.stdout.readline().strip() if proc.stdout else ""
+    line = readline(proc, what="the holder's `acquired`").strip()
     if line != "acquired":
         proc.kill()
         proc.wait()

@@ -480,8 +480,10 @@ def test_a_catastrophic_regex_answers_at_once_and_stalls_no_other_call(own_emula
         thread.join(timeout=15)
         out.update(attack)
     ''', tmp_path)
-    assert got["evil"] == [] and got["evil_seconds"] < 2, got
-    assert got["logs"] == [f"projects/{PROJECT}/logs/redos"] and got["logs_seconds"] < 2, got
+    # An answer at all is the check (stalled, each call would end DEADLINE_EXCEEDED at its client's 8 s); the times
+    # leave room for a loaded machine.
+    assert got["evil"] == [] and got["evil_seconds"] < 6, got
+    assert got["logs"] == [f"projects/{PROJECT}/logs/redos"] and got["logs_seconds"] < 6, got
 
 
 def test_a_slow_listing_delays_no_other_call_and_ends_at_its_deadline(own_emulator: Emulator, tmp_path: Path) -> None:
@@ -522,7 +524,7 @@ def test_a_slow_listing_delays_no_other_call_and_ends_at_its_deadline(own_emulat
         out.update(slow)
     ''', tmp_path)
     assert got["logs"] == [f"projects/{PROJECT}/logs/big", f"projects/{PROJECT}/logs/small"], got
-    assert got["entries"] == ["needle"] and got["innocent_seconds"] < 2, got
+    assert got["entries"] == ["needle"] and got["innocent_seconds"] < 6, got  # an answer, not the 8 s timeout
     assert got["heavy"] == "DEADLINE_EXCEEDED" and got["heavy_seconds"] < 5, got
     # the server too gave up at the deadline (answering it, or cancelled by grpc as the client left)
     ended = _log_line(own_emulator, r"filter='zq0 OR .*' (?:DEADLINE_EXCEEDED 'Deadline Exceeded'|CANCELLED) ([\d.]+)ms")
@@ -558,4 +560,4 @@ def test_the_server_caps_a_listing_without_a_deadline(tmp_path: Path) -> None:
     result = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert result, f"{proc.stdout}\n{proc.stderr}"
     words = result[-1].split()
-    assert words[1:-1] == ["DEADLINE_EXCEEDED", "Deadline", "Exceeded"] and float(words[-1]) < 2, result
+    assert words[1:-1] == ["DEADLINE_EXCEEDED", "Deadline", "Exceeded"] and float(words[-1]) < 5, result

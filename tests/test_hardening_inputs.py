@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from lines import readline
 from conftest import LAUNCH, MINI, PASSING_EVALUATOR, REPO, write_task
 from decathlon.backends.base import SandboxSpec
 from decathlon.backends.local import LocalBackend
@@ -64,7 +65,7 @@ def test_10_gc_without_run_leaves_a_live_run_alone_and_force_takes_it(tmp_path):
     live = subprocess.Popen([sys.executable, "-c", HOLDER.format(repo=str(REPO), run=run, mini=str(MINI))],
                             stdout=subprocess.PIPE, text=True, env={**os.environ, **env})
     try:
-        assert live.stdout.readline().strip() == "acquired"
+        assert readline(live, what="the holder's `acquired`").strip() == "acquired"
         # A crashed run's sandbox (no process holds its lease) and another user's.
         os.environ.update(env)
         try:
@@ -100,7 +101,7 @@ def test_10_a_killed_runs_lease_is_free_at_once(tmp_path):
     run = uuid.uuid4().hex[:12]
     live = subprocess.Popen([sys.executable, "-c", HOLDER.format(repo=str(REPO), run=run, mini=str(MINI))],
                             stdout=subprocess.PIPE, text=True, env={**os.environ, **env})
-    assert live.stdout.readline().strip() == "acquired"
+    assert readline(live, what="the holder's `acquired`").strip() == "acquired"
     live.kill()  # SIGKILL: no handler runs, the kernel drops the lock
     live.wait()
     gc = decathlon("gc", "--run", run, env=env)

@@ -81,6 +81,7 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--driver"]:
 
 
 import pytest  # noqa: E402 - not needed by the driver
+from lines import readline  # noqa: E402
 
 from decathlon.sandbox.http import SITE_DIR, collect, env_for, misses, prepare_replay, shim_dir  # noqa: E402
 from decathlon.sandbox.http.site.decathlon_http_redact import REDACTED, Redactor  # noqa: E402
@@ -392,7 +393,7 @@ def test_a_killed_process_keeps_its_finished_interactions(site, tmp_path, sig):
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env_for("record", tmp_path, "victim", [])}
     proc = subprocess.Popen([PY, "-c", script, site.base], env=env, stdout=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout.readline().strip() == "ready"
+        assert readline(proc).strip() == "ready"
         os.kill(proc.pid, sig)
         proc.wait(10)
     finally:

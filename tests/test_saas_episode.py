@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lines import readline
 from conftest import LAUNCH, REPO, TaskApi
 from saas_venv import SERVERS, require, saas_python
 
@@ -117,7 +118,7 @@ def test_real_saas_reaches_the_vendor_through_the_users_network_with_the_users_a
                              env={**os.environ, "DECATHLON_SAAS_PYTHON": str(saas_python())})
     try:
         assert front.stdout is not None
-        port = json.loads(front.stdout.readline().decode().split(" ", 2)[2])["http"]
+        port = json.loads(readline(front, what="the front's ready line").decode().split(" ", 2)[2])["http"]
         source = tmp_path / "checkout"
         shutil.copytree(PACK, source)
         from cryptography.hazmat.primitives import serialization

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from lines import readline
 from decathlon.core.oracles import call_id, load_oracle
 from decathlon.training.serve_policy import make_app, match_system_prompt
 from decathlon.checkout.tasks import MINI
@@ -185,7 +186,7 @@ def test_command_prints_its_url_and_stops_on_a_signal(sig: signal.Signals) -> No
     proc = subprocess.Popen([str(decathlon), "serve-policy", "--source", str(MINI), "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
-        line = proc.stdout.readline()
+        line = readline(proc, what="serve-policy's URL")
         url = re.search(r"http://127\.0\.0\.1:\d+/v1", line)
         assert url, line + proc.stderr.read()
         assert httpx.get(f"{url.group(0)}/models", timeout=10).status_code == 200

@@ -288,7 +288,7 @@ def test_request_log_has_one_line_per_request(emulator):
 
 
 def test_two_processes_share_nothing_and_stop_on_sigterm(emulator, tmp_path):
-    proc, port, elapsed = _start(tmp_path, "second")
+    proc, port, _ = _start(tmp_path, "second")
     try:
         out = client(emulator, f'''
             a, b = connect(), connect({port})
@@ -300,7 +300,7 @@ def test_two_processes_share_nothing_and_stop_on_sigterm(emulator, tmp_path):
         code = _stop(proc)
     assert "ONLY_IN_FIRST" in out["first"] and "ONLY_IN_FIRST" not in out["second"]
     assert code == 0
-    assert elapsed < 5  # the ready line comes before fakesnow has loaded (bench_snowflake_emulator.py measures it)
+    # How soon the ready line comes (before fakesnow has loaded; budget 5 s) is bench/bench_budgets.py's to say.
 
 
 def test_pinned_fakesnow_internals_are_what_the_patches_expect():
@@ -365,43 +365,57 @@ def test_duckdb_functions_snowflake_lacks_are_refused_in_snowflakes_words(emulat
     assert out["still_works"] == [["OK", 2]]
 
 
-def test_a_slow_statement_is_stopped_at_its_bound_and_keeps_no_other_session_waiting(tmp_path):
-    proc, port, _ = _start(tmp_path, "bounded", DECATHLON_SNOWFLAKE_STATEMENT_SECONDS="3")
-    heavy = ("SELECT SUM(LENGTH(REPEAT('x', MOD(a.seq4 * b.seq4, 1000)))) FROM "
-             "(SELECT SEQ4() AS seq4 FROM TABLE(GENERATOR(ROWCOUNT => 8000))) a, "
-             "(SELECT SEQ4() AS seq4 FROM TABLE(GENERATOR(ROWCOUNT => 8000))) b")
+_HEAVY = ("SELECT SUM(LENGTH(REPEAT('x', MOD(a.seq4 * b.seq4, 1000)))) FROM "
+          "(SELECT SEQ4() AS seq4 FROM TABLE(GENERATOR(ROWCOUNT => 20000))) a, "
+          "(SELECT SEQ4() AS seq4 FROM TABLE(GENERATOR(ROWCOUNT => 20000))) b")
+
+
+def test_a_slow_statement_keeps_no_other_session_waiting_and_the_connectors_cancel_stops_it(tmp_path):
+    """Another session's query is answered while a slow one runs (the slow one has not ended when the answer comes,
+    however loaded the machine), and the connector's cancel (its client-side timeout sends an abort) stops it."""
+    proc, port, _ = _start(tmp_path, "bounded", DECATHLON_SNOWFLAKE_STATEMENT_SECONDS="120")
     try:
         out = client({"port": port, "key": str(tmp_path / "rsa_key.p8"), "dir": tmp_path}, f'''
             import threading
             slow = {{}}
             def run_slow():
-                slow["failure"] = failure(connect(), {heavy!r})
+                cur = connect().cursor()
+                started = time.monotonic()
+                try:
+                    cur.execute({_HEAVY!r}, timeout=10)
+                    slow["outcome"] = "finished"
+                except DatabaseError as exc:
+                    slow["outcome"] = [type(exc).__name__, exc.errno]
+                slow["seconds"] = time.monotonic() - started
             t = threading.Thread(target=run_slow)
             t.start()
-            time.sleep(0.5)
-            started = time.monotonic()
+            time.sleep(1)
             quick = rows(connect(), "SELECT 1")
-            quick_seconds = time.monotonic() - started
-            t.join(30)
-            c = connect()
-            cur = c.cursor()
-            started = time.monotonic()
-            try:
-                cur.execute({heavy!r}, timeout=1)
-                cancelled = None
-            except DatabaseError as exc:
-                cancelled = [type(exc).__name__, exc.errno, time.monotonic() - started]
-            print(json.dumps({{"slow": slow.get("failure"), "quick": quick, "quick_seconds": quick_seconds,
-                               "cancelled": cancelled, "after": rows(c, "SELECT 2")}}))
+            slow_still_running = t.is_alive()
+            t.join(60)
+            print(json.dumps({{"quick": quick, "slow_still_running": slow_still_running, "slow": slow,
+                               "after": rows(connect(), "SELECT 2")}}))
         ''')
     finally:
         assert _stop(proc) == 0
-    assert out["quick"] == [[1]] and out["quick_seconds"] < 2.5, out
+    assert out["quick"] == [[1]] and out["slow_still_running"], out
+    assert out["slow"]["outcome"] != "finished" and out["slow"]["seconds"] < 40, out  # its bound is 120 s
+    assert out["after"] == [[2]]
+
+
+def test_a_statement_past_its_bound_ends_as_snowflake_ends_one(tmp_path):
+    proc, port, _ = _start(tmp_path, "bounded", DECATHLON_SNOWFLAKE_STATEMENT_SECONDS="3")
+    try:
+        out = client({"port": port, "key": str(tmp_path / "rsa_key.p8"), "dir": tmp_path}, f'''
+            c = connect()
+            print(json.dumps({{"slow": failure(c, {_HEAVY!r}), "after": rows(c, "SELECT 2")}}))
+        ''')
+    finally:
+        assert _stop(proc) == 0
     kind, errno, sqlstate, message, seconds = out["slow"]
     assert (kind, errno, sqlstate) == ("ProgrammingError", 630, "57014"), out["slow"]
     assert message == "Statement reached its statement or warehouse timeout of 3 second(s) and was canceled."
-    assert seconds < 8
-    assert out["cancelled"] is not None and out["cancelled"][2] < 3, out["cancelled"]
+    assert seconds < 30  # unbounded, it would run for minutes
     assert out["after"] == [[2]]
 
 

@@ -111,8 +111,14 @@ def test_a_lock_without_a_root_or_a_source_without_a_lock_is_named(tmp_path):
      "ERROR: No matching distribution found for snowflake==1.0", "snowflake"),
     ("error: subprocess-exited-with-error\n  Failed to build Weird_Pkg\nERROR: ...", "weird-pkg"),
     ("ERROR: Something unrelated happened", None),
+    # uv's words (it installs the task environment)
+    ("  × No solution found when resolving dependencies:\n  ╰─▶ Because there is no version of snowflake==1.0 and "
+     "you require snowflake==1.0, we can conclude that your requirements are unsatisfiable.", "snowflake"),
+    ("  ╰─▶ Because weird-pkg==2.0 has no wheels with a matching Python ABI tag (e.g., `cp313`) and you require "
+     "weird-pkg==2.0, we can conclude that your requirements are unsatisfiable.", "weird-pkg"),
+    ("  × Failed to build `Weird_Pkg==2.0`\n  ├─▶ The build backend returned an error", "weird-pkg"),
 ])
-def test_the_package_pip_could_not_install_is_found_in_its_output(output, expected):
+def test_the_package_the_installer_could_not_install_is_found_in_its_output(output, expected):
     assert _failed_package(output, {"snowflake": "1.0", "weird-pkg": "2.0"}) == expected
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from lines import readline
 from decathlon.emulators.directory import load_directory
 from decathlon.emulators.woocommerce import RunningService, start
 from decathlon.emulators.woocommerce.clock import ManualClock
@@ -514,7 +515,7 @@ def test_main_prints_ready_and_stops_cleanly_on_sigterm(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
                             env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     try:
-        line = proc.stdout.readline().decode()
+        line = readline(proc).decode()
         name, ports = line.split(" ", 2)[1:]
         assert line.startswith("ready woocommerce ") and name == "woocommerce"
         port = json.loads(ports)["http"]

@@ -1,35 +1,29 @@
 """`decathlon image build --source CHECKOUT`: the sandbox image plus a user's checkout, its task
 environment on Python 3.13, and the servers that need that Python (docker/checkout.Dockerfile).
 
-Everything the build installs is fetched on the host first (the build runs with --network none):
-cp313 wheels by pip running under the portable Python 3.13, for exactly the packages the host-side
-task environment installed on that Python (what could not be installed there is reported by
-`decathlon task-env`, and left out here too).
+Everything the build installs is in the wheelhouse first (the build runs with --network none): cp313 wheels,
+fetched by pip under the portable Python 3.13, for exactly the packages the host-side task environment
+installed on that Python (what could not be installed there is reported by `decathlon task-env`, and left out
+here too). The context is a tar in the machine's cache, as the sandbox image's is.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import shutil
-import sys
+import tempfile
 import time
 from pathlib import Path
 
-from decathlon.checkout import image
-
-from decathlon.checkout import portable_python
-
-from decathlon.checkout import task_env
+from decathlon.checkout import image, image_context, portable_python, task_env, wheelhouse
+from decathlon.errors import InfraError, Kind
 
 CHECKOUT_REPO = "decathlon-checkout"
 DOCKERFILE = image.ROOT / "docker" / "checkout.Dockerfile"
-CONTEXT = image.ROOT / "build" / "checkout-context"
 IN_IMAGE_PYTHON = Path("/opt/decathlon/python3.13")
 IN_IMAGE_SOURCE = "/opt/decathlon/checkout"
 # Not part of what a task reads, and large where a user has run `uv sync` / `npm install`.
 SKIP = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", "dumps", "logs"}
-PIP_PIN = "pip==25.1.1"
 
 
 def _checkout_files(source: Path) -> list[Path]:
@@ -43,7 +37,7 @@ def _checkout_files(source: Path) -> list[Path]:
 def tag_for(source: Path, sandbox_tag: str, env: task_env.TaskEnvReport) -> str:
     h = hashlib.sha256()
     h.update(sandbox_tag.encode() + DOCKERFILE.read_bytes() + json.dumps(env.installed).encode())
-    h.update(portable_python.VERSION.encode() + PIP_PIN.encode())
+    h.update(portable_python.VERSION.encode() + wheelhouse.pinned_version("uv").encode())
     for f in _checkout_files(source):
         h.update(str(f.relative_to(source)).encode() + b"\0")
         if not f.is_symlink():
@@ -51,21 +45,42 @@ def tag_for(source: Path, sandbox_tag: str, env: task_env.TaskEnvReport) -> str:
     return f"{CHECKOUT_REPO}:{h.hexdigest()[:16]}"
 
 
-def _copy_checkout(source: Path, dest: Path) -> None:
-    shutil.rmtree(dest, ignore_errors=True)
-    for f in _checkout_files(source):
-        target = dest / f.relative_to(source)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if f.is_symlink():
-            target.symlink_to(os.readlink(f))
-        else:
-            shutil.copy2(f, target)
+def newer_servers() -> list[str]:
+    """The servers the sandbox image leaves out: those that need the newer Python this image brings."""
+    return sorted(p.stem for p in (image.ROOT / "ci" / "servers").glob("*.txt")
+                  if wheelhouse.required_python(p.read_text()) is not None)
 
 
-def _wheels(python: str, dest: Path, requirements: Path, what: str) -> None:
-    """cp313 wheels, by pip under that interpreter: downloaded where PyPI has them, built where not."""
-    image._run([sys.executable, "-m", "pip", "--python", python, "wheel", "--quiet", "--disable-pip-version-check",
-                "--no-deps", "-w", str(dest), "-r", str(requirements)], image.WHEELS_TIMEOUT, f"pip wheel ({what})")
+def _context(source: Path, env: task_env.TaskEnvReport, host_python: str, dest: Path) -> Path:
+    """The context tar: the portable Python patched for its place in the image (built once per machine, in the
+    cache), uv, the task environment's and the newer servers' wheels from the wheelhouse, the checkout."""
+    servers = newer_servers()
+    python_tree = image.work_dir() / "python3.13-for-image"
+    portable_python.build(python_tree, for_path=IN_IMAGE_PYTHON, say=image.say)
+    task = wheelhouse.PinSet("task-env", "".join(f"{r}\n" for r in env.installed), host_python)
+    sets = [task, *(wheelhouse.server_set(n, host_python) for n in servers)]
+    try:
+        uv = wheelhouse.uv_binary(image.say)
+        filled = wheelhouse.fill(sets, image.say)
+    except wheelhouse.WheelhouseError as exc:
+        raise InfraError(Kind.IMAGE_BUILD, str(exc)) from None
+    tar = image_context.Tar(dest)
+    try:
+        tar.add_bytes("Dockerfile", image_context.render_dockerfile(servers, DOCKERFILE.read_text()).encode())
+        tar.add_file("tools/uv", uv)
+        tar.add_bytes("wheels/task-env/requirements.txt", task.text.encode())
+        for s in sets:
+            for f in filled[s.name]:
+                tar.add_file(f"wheels/{s.name}/{f.name}", f)
+        tar.add_tree("python3.13", python_tree)
+        for f in _checkout_files(source):
+            if f.is_symlink():
+                tar.add_link(f"checkout/{f.relative_to(source)}", os.readlink(f))
+            else:
+                tar.add_file(f"checkout/{f.relative_to(source)}", f)
+    finally:
+        tar.close()
+    return dest
 
 
 def build(source: Path, sandbox_tag: str) -> str:
@@ -76,29 +91,14 @@ def build(source: Path, sandbox_tag: str) -> str:
     if image.image_exists(tag):
         image.say(f"{tag} is up to date; nothing to build")
         return tag
-    CONTEXT.mkdir(parents=True, exist_ok=True)
-    image.say(f"preparing {CONTEXT.relative_to(image.ROOT)}: Python {portable_python.VERSION} for "
-              f"{IN_IMAGE_PYTHON}, the checkout, cp313 wheels …")
-    portable_python.build(CONTEXT / "python3.13", for_path=IN_IMAGE_PYTHON, say=image.say)
-    _copy_checkout(source, CONTEXT / "checkout")
-    wheels = CONTEXT / "wheels"
-    wheels.mkdir(exist_ok=True)
-    (wheels / "task-env.txt").write_text("".join(f"{r}\n" for r in env.installed))
-    _wheels(host_python, wheels, wheels / "task-env.txt", "task environment")
-    for pins in sorted((image.ROOT / "ci" / "servers").glob("*.txt")):
-        if pins.read_text().startswith("# requires-python"):
-            _wheels(host_python, wheels, pins, pins.name)
-    # pip on its own: the lock may pin another pip, which lands in wheels/ too.
-    shutil.rmtree(CONTEXT / "pip", ignore_errors=True)
-    (CONTEXT / "pip").mkdir()
-    (CONTEXT / "pip" / "pip.txt").write_text(PIP_PIN + "\n")
-    _wheels(host_python, CONTEXT / "pip", CONTEXT / "pip" / "pip.txt", "pip")
-    shutil.copy2(DOCKERFILE, CONTEXT / "Dockerfile")
-    log = CONTEXT.parent / "docker-build-checkout.log"
-    image.say(f"docker build --network none -t {tag} (on {sandbox_tag}; log: {log.relative_to(image.ROOT)}) …")
-    image.run_docker_build(["--build-arg", f"SANDBOX_IMAGE={sandbox_tag}", "--target", "checkout",
-                            "--label", f"decathlon.checkout={source}", "-t", tag, "-f", str(CONTEXT / "Dockerfile"),
-                            str(CONTEXT)], log, "checkout")
+    image.work_dir().mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="checkout-context-", dir=image.work_dir()) as tmp:
+        image.say(f"assembling the build context: Python {portable_python.VERSION} for {IN_IMAGE_PYTHON}, the "
+                  "checkout, cp313 wheels …")
+        context = _context(source, env, host_python, Path(tmp) / "context.tar")
+        image.run_build(context, {"t": tag, "target": "checkout", "buildargs": json.dumps({"SANDBOX_IMAGE": sandbox_tag}),
+                                  "labels": json.dumps({"decathlon.checkout": str(source)})},
+                        image.build_log("checkout"), "checkout")
     image.say(f"checkout image {tag} ({image.image_size(tag) / 1e6:.0f} MB) in {time.monotonic() - began:.0f} s; "
               f"use it with DECATHLON_IMAGE={tag} --backend compose --source {source}")
     if env.skipped:

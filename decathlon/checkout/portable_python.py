@@ -42,8 +42,9 @@ def _tool(name: str, package: str, say: Callable[[str], None]) -> str:
         return found
     if os.geteuid() == 0 and shutil.which("apt-get"):
         say(f"installing {package} (apt-get) …")
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", package], check=False,
-                       capture_output=True, timeout=600)
+        # The lock timeout: the image build, beside ci/test, may be installing mmdebstrap at the same moment.
+        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-qq", "--no-install-recommends",
+                        package], check=False, capture_output=True, timeout=1200)
         found = shutil.which(name)
         if found:
             return found

@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Callable
 from packaging.markers import InvalidMarker, Marker
 from packaging.utils import canonicalize_name
 
+from decathlon.checkout import wheelhouse
 from decathlon.errors import InfraError, Kind
 
 REPORT = "decathlon-task-env.json"
@@ -37,12 +37,18 @@ _ENV_PROBE = ("import json, os, platform, sys\n"
               "'python_full_version': platform.python_version(), "
               "'python_version': '.'.join(platform.python_version_tuple()[:2]), "
               "'sys_platform': sys.platform}))\n")
-# pip's words for a requirement it could not satisfy or build.
-_PIP_FAILED = (re.compile(r"No matching distribution found for ([A-Za-z0-9_.\-]+)"),
-               re.compile(r"Failed to build ([A-Za-z0-9_.\-]+)"),
-               re.compile(r"Could not find a version that satisfies the requirement ([A-Za-z0-9_.\-]+)"),
-               re.compile(r"Failed building wheel for ([A-Za-z0-9_.\-]+)"),
-               re.compile(r"metadata-generation-failed.*?\n.*?([A-Za-z0-9_.\-]+)", re.S))
+# The installer's words for a requirement it could not satisfy or build: uv's (which installs it), and pip's.
+_NAME = r"([A-Za-z0-9_.\-]+)"
+_PIP_FAILED = (re.compile(rf"there is no version of {_NAME}"),
+               re.compile(rf"Because {_NAME}==\S+ has no"),
+               re.compile(rf"and {_NAME}==\S+ depends on Python"),
+               re.compile(rf"Failed to (?:download and )?build `{_NAME}"),
+               re.compile(rf"No matching distribution found for {_NAME}"),
+               re.compile(rf"Failed to build {_NAME}"),
+               re.compile(rf"Could not find a version that satisfies the requirement {_NAME}"),
+               re.compile(rf"Failed building wheel for {_NAME}"),
+               re.compile(rf"metadata-generation-failed.*?\n.*?{_NAME}", re.S))
+_WHY = ("ERROR", "error:", "×", "Because")
 
 
 @dataclass
@@ -165,7 +171,13 @@ def build(source: Path, python: str, dest: Path | None, say: Callable[[str], Non
     shutil.rmtree(dest, ignore_errors=True)
     dest.parent.mkdir(parents=True, exist_ok=True)
     say(f"creating {dest} with {python} ({env['python_full_version']}) …")
-    subprocess.run([python, "-m", "venv", "--without-pip", str(dest)], check=True, timeout=120)
+    # uv: no ensurepip, files linked from its cache; the wheelhouse's wheels (the image's, say) before PyPI's.
+    try:
+        uv = str(wheelhouse.uv_binary(say))
+    except wheelhouse.WheelhouseError as exc:
+        raise InfraError(Kind.TASK_ENV_FAILED, f"no uv to build the task environment with: {exc}") from None
+    uv_env = {**os.environ, **wheelhouse.uv_env(offline=False)}
+    subprocess.run([uv, "venv", "--quiet", "--python", python, str(dest)], check=True, timeout=120, env=uv_env)
     target = str(dest / "bin" / "python")
     skipped: list[dict] = []
     try:
@@ -173,17 +185,16 @@ def build(source: Path, python: str, dest: Path | None, say: Callable[[str], Non
             req_file = dest / "requirements.txt"
             req_file.write_text("".join(f"{names[k]}=={v}\n" for k, v in sorted(wanted.items())))
             say(f"installing {len(wanted)} locked packages into {dest} …")
-            proc = subprocess.run([sys.executable, "-m", "pip", "--python", target, "install",
-                                   "--quiet", "--disable-pip-version-check", "--no-deps", "--prefer-binary",
-                                   "-r", str(req_file)], capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
+            proc = subprocess.run([uv, "pip", "install", "--quiet", "--python", target, "--no-deps", "-r", str(req_file)],
+                                  capture_output=True, text=True, timeout=INSTALL_TIMEOUT, env=uv_env)
             if proc.returncode == 0:
                 break
             output = proc.stdout + proc.stderr
             bad = _failed_package(output, wanted)
             if bad is None or len(skipped) >= MAX_SKIPS:
-                raise InfraError(Kind.TASK_ENV_FAILED, f"pip could not install the task environment: "
+                raise InfraError(Kind.TASK_ENV_FAILED, f"uv could not install the task environment: "
                                  f"{output.strip()[-1500:]}")
-            why = next((line.strip() for line in output.splitlines() if "ERROR" in line), "pip failed")
+            why = next((line.strip() for line in output.splitlines() if any(w in line for w in _WHY)), "uv failed")
             skipped.append({"package": names[bad], "version": wanted.pop(bad), "why": why[:300]})
             say(f"skipping {names[bad]}: {why[:200]}")
     except BaseException:

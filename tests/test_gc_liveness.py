@@ -125,12 +125,17 @@ def _mine(run: str, process: str) -> dict[str, str]:
     return {leases.OWNER_LABEL: leases.owner(), leases.RUN_LABEL: run, leases.PROCESS_LABEL: process}
 
 
-def test_a_recycled_pid_is_not_the_run(tmp_path, monkeypatch):
+def _my_identity(tmp_path, monkeypatch, prefix: str) -> tuple[str, list[str]]:
+    """A fresh run id, with the lease folder in tmp_path, and this process's identity as its four parts."""
     monkeypatch.setenv("DECATHLON_LEASE_DIR", str(tmp_path))
-    run = "recycled-" + uuid.uuid4().hex[:8]
     me = leases.process_identity(os.getpid())
     assert me is not None
-    host, pid, start, boot = me.rsplit(":", 3)
+    return prefix + uuid.uuid4().hex[:8], me.rsplit(":", 3)
+
+
+def test_a_recycled_pid_is_not_the_run(tmp_path, monkeypatch):
+    run, (host, pid, start, boot) = _my_identity(tmp_path, monkeypatch, "recycled-")
+    me = f"{host}:{pid}:{start}:{boot}"
     assert leases.judge(_mine(run, me), False) == leases.Verdict("live", f"process {pid} still running")
     recycled = f"{host}:{pid}:{int(start) + 1}:{boot}"  # same pid, another process's start time
     verdict = leases.judge(_mine(run, recycled), False)
@@ -138,11 +143,7 @@ def test_a_recycled_pid_is_not_the_run(tmp_path, monkeypatch):
 
 
 def test_another_hosts_process_and_unlabelled_sandboxes_are_judged_by_the_lease_folder(tmp_path, monkeypatch):
-    monkeypatch.setenv("DECATHLON_LEASE_DIR", str(tmp_path))
-    run = "old-" + uuid.uuid4().hex[:8]
-    me = leases.process_identity(os.getpid())
-    assert me is not None
-    _, pid, start, boot = me.rsplit(":", 3)
+    run, (_, pid, start, boot) = _my_identity(tmp_path, monkeypatch, "old-")
     elsewhere = leases.judge(_mine(run, f"some-other-host:{pid}:{start}:{boot}"), False)
     assert elsewhere == leases.Verdict(None, f"no lease at {tmp_path.absolute() / (run + '.lease')}")
     old = {leases.OWNER_LABEL: leases.owner(), leases.RUN_LABEL: run}

@@ -57,6 +57,29 @@ def err(fn, *args, **kwargs):
         return [exc.grpc_status_code.name if exc.grpc_status_code else type(exc).__name__, exc.message]
     return None
 
+def timed(fn):
+    """What `fn()` gave (or the status of the call that failed it) and how long it took."""
+    import time
+    started = time.monotonic()
+    try:
+        value = fn()
+    except exceptions.GoogleAPICallError as exc:
+        value = exc.grpc_status_code.name
+    return value, time.monotonic() - started
+
+def while_running(background, foreground):
+    """`background()` on a thread of its own and, half a second in, `foreground(other)` on another client: each one's
+    (value, seconds), the foreground's first."""
+    import threading, time
+    done = []
+    thread = threading.Thread(target=lambda: done.append(timed(background)))
+    thread.start()
+    time.sleep(0.5)
+    other = LoggingServiceV2Client(transport=LoggingServiceV2GrpcTransport(channel=grpc.insecure_channel(ADDR)))
+    front = timed(lambda: foreground(other))
+    thread.join(timeout=15)
+    return front, (done[0] if done else (None, None))
+
 def at(text):
     return dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc)
 '''
@@ -452,33 +475,12 @@ def test_a_catastrophic_regex_answers_at_once_and_stalls_no_other_call(own_emula
     # The security report's filter: Python's backtracking `re` spent minutes on it on the event loop, so every
     # other client's call (the task's evaluator's) waited; RE2 answers in linear time.
     got = run(own_emulator, r'''
-        import threading, time
         gapic.write_log_entries(entries=[{"log_name": f"projects/{P}/logs/redos", "resource": {"type": "global"},
                                           "text_payload": "a" * 28 + "!"}], timeout=10)
-        attack = {}
-
-        def attacker():
-            started = time.monotonic()
-            try:
-                found = gapic.list_log_entries(request={"resource_names": [f"projects/{P}"],
-                                                        "filter": 'textPayload=~"(a+)+$"'}, timeout=8, retry=None)
-                attack["evil"] = [e.text_payload for e in found]
-            except exceptions.GoogleAPICallError as exc:
-                attack["evil"] = exc.grpc_status_code.name
-            attack["evil_seconds"] = time.monotonic() - started
-
-        thread = threading.Thread(target=attacker)
-        thread.start()
-        time.sleep(0.5)
-        other = LoggingServiceV2Client(transport=LoggingServiceV2GrpcTransport(channel=grpc.insecure_channel(ADDR)))
-        started = time.monotonic()
-        try:
-            out["logs"] = list(other.list_logs(parent=f"projects/{P}", timeout=8, retry=None))
-        except exceptions.GoogleAPICallError as exc:
-            out["logs"] = exc.grpc_status_code.name
-        out["logs_seconds"] = time.monotonic() - started
-        thread.join(timeout=15)
-        out.update(attack)
+        (out["logs"], out["logs_seconds"]), (out["evil"], out["evil_seconds"]) = while_running(
+            lambda: [e.text_payload for e in gapic.list_log_entries(
+                request={"resource_names": [f"projects/{P}"], "filter": 'textPayload=~"(a+)+$"'}, timeout=8, retry=None)],
+            lambda other: list(other.list_logs(parent=f"projects/{P}", timeout=8, retry=None)))
     ''', tmp_path)
     # An answer at all is the check (stalled, each call would end DEADLINE_EXCEEDED at its client's 8 s); the times
     # leave room for a loaded machine.
@@ -490,38 +492,23 @@ def test_a_slow_listing_delays_no_other_call_and_ends_at_its_deadline(own_emulat
     # ~18,000 characters of words no entry has, each a text search of every field of 20 entries of 240 KB: far
     # more work than the caller's 3 s allow. It runs off the event loop and stops at the call's deadline.
     got = run(own_emulator, r'''
-        import threading, time
         for _ in range(2):
             gapic.write_log_entries(entries=[{"log_name": f"projects/{P}/logs/big", "resource": {"type": "global"},
                                               "text_payload": "x" * 240_000} for _ in range(10)], timeout=30)
         gapic.write_log_entries(entries=[{"log_name": f"projects/{P}/logs/small", "resource": {"type": "global"},
                                           "text_payload": "needle"}], timeout=10)
         heavy = " OR ".join(f"zq{i}" for i in range(1900))
-        slow = {}
 
-        def slow_listing():
-            started = time.monotonic()
-            try:
-                slow["heavy"] = len(list(gapic.list_log_entries(request={"resource_names": [f"projects/{P}"],
-                                                                         "filter": heavy}, timeout=3, retry=None)))
-            except exceptions.GoogleAPICallError as exc:
-                slow["heavy"] = exc.grpc_status_code.name
-            slow["heavy_seconds"] = time.monotonic() - started
-
-        thread = threading.Thread(target=slow_listing)
-        thread.start()
-        time.sleep(0.5)
-        other = LoggingServiceV2Client(transport=LoggingServiceV2GrpcTransport(channel=grpc.insecure_channel(ADDR)))
-        started = time.monotonic()
-        try:
-            out["logs"] = list(other.list_logs(parent=f"projects/{P}", timeout=8, retry=None))
-            out["entries"] = [e.text_payload for e in other.list_log_entries(
+        def innocent(other):
+            logs = list(other.list_logs(parent=f"projects/{P}", timeout=8, retry=None))
+            entries = [e.text_payload for e in other.list_log_entries(
                 request={"resource_names": [f"projects/{P}"], "filter": 'log_id("small")'}, timeout=8, retry=None)]
-        except exceptions.GoogleAPICallError as exc:
-            out["logs"] = exc.grpc_status_code.name
-        out["innocent_seconds"] = time.monotonic() - started
-        thread.join(timeout=15)
-        out.update(slow)
+            return logs, entries
+
+        (both, out["innocent_seconds"]), (out["heavy"], out["heavy_seconds"]) = while_running(
+            lambda: len(list(gapic.list_log_entries(request={"resource_names": [f"projects/{P}"], "filter": heavy},
+                                                    timeout=3, retry=None))), innocent)
+        out["logs"], out["entries"] = both if isinstance(both, tuple) else (both, None)
     ''', tmp_path)
     assert got["logs"] == [f"projects/{PROJECT}/logs/big", f"projects/{PROJECT}/logs/small"], got
     assert got["entries"] == ["needle"] and got["innocent_seconds"] < 6, got  # an answer, not the 8 s timeout

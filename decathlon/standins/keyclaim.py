@@ -17,6 +17,7 @@ import ctypes
 import json
 import os
 import socket
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -142,3 +143,12 @@ def claim_flag(argv: list[str], flag: str, environ: Mapping[str, str] | None = N
     if not broker:
         raise KeyClaimError(f"{flag} names a key of the episode's broker, but {BROKER_ENV} is not set")
     return index, claim(read_value(argv, index, flag)[len(TOKEN_PREFIX):], broker)
+
+
+def claim_or_exit(argv: list[str], flag: str) -> tuple[int, bytes] | None:
+    """claim_flag, or this server ends (status 1) saying why: a server without the key it was started with is none."""
+    try:
+        return claim_flag(argv, flag)
+    except (KeyClaimError, OSError) as error:
+        print(f"Error: {error}", file=sys.stderr)
+        raise SystemExit(1) from None

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from decathlon.standins.google_cloud import ALLOWED_GLOBALS, AllowedNames
-from decathlon.standins.keyclaim import BROKERED_FLAGS, KeyClaimError, claim_flag, with_value
+from decathlon.standins.keyclaim import BROKERED_FLAGS, claim_or_exit, with_value
 
 KEY_FLAG = BROKERED_FLAGS["decathlon.standins.google_cloud"]
 
@@ -29,11 +29,7 @@ def _in_memory(key: bytes) -> int:
 
 
 def main() -> Any:
-    try:
-        claimed = claim_flag(sys.argv[1:], KEY_FLAG)
-    except (KeyClaimError, OSError) as error:
-        print(f"Error: {error}", file=sys.stderr)
-        return 1
+    claimed = claim_or_exit(sys.argv[1:], KEY_FLAG)
     memfd = None
     if claimed is not None:
         index, key = claimed

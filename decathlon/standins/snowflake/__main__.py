@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 
-from decathlon.standins.keyclaim import BROKERED_FLAGS, KeyClaimError, claim_flag, without_flag
+from decathlon.standins.keyclaim import BROKERED_FLAGS, claim_or_exit, without_flag
 
 FORMAT = "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
 
@@ -44,11 +44,7 @@ KEY_FLAG = BROKERED_FLAGS["decathlon.standins.snowflake"]
 def main(argv: list[str]) -> int:
     # First of all: non-dumpable before a brokered key is in this process's memory (the agent's processes share
     # its uid), and the key fetched before anything of the agent's can run.
-    try:
-        claimed = claim_flag(argv, KEY_FLAG)
-    except (KeyClaimError, OSError) as error:
-        print(f"Error: {error}", file=sys.stderr)
-        return 1
+    claimed = claim_or_exit(argv, KEY_FLAG)
     private_key = None
     if claimed is not None:
         index, private_key = claimed

@@ -44,6 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from decathlon.sandbox import saas, saas_credentials  # noqa: E402
+from decathlon.emulators.snowflake import credentials as snowflake_credentials  # noqa: E402
 
 SAAS_PYTHON = Path(os.environ.get("DECATHLON_SERVERS_DIR") or REPO / ".servers") / "saas" / "bin" / "python"
 TARGETS_MS = {"start": 500.0, "bigquery": 20.0, "call": 2.0}
@@ -517,8 +518,8 @@ def bench_start(base: Path, script: Path, configs: Path, starts: int, timeout: f
             front, port, folder, t0, ready = spawn_front(base, eager, timeout)
             try:
                 answer = order(client, lines, {"env": front_env(port, folder), "timeout": timeout,
-                                               "account": saas_credentials.SNOWFLAKE_ACCOUNT,
-                                               "user": saas_credentials.SNOWFLAKE_USER},
+                                               "account": snowflake_credentials.ACCOUNT,
+                                               "user": snowflake_credentials.USER},
                                timeout, configs.parent / f"client-{mode}.log")
                 if answer["errors"] or sorted(answer["done"]) != sorted(services):
                     raise Failed(f"first requests through the front failed: {answer['errors'] or 'no answer in time'}; "
@@ -557,8 +558,8 @@ def bench_load(base: Path, script: Path, configs: Path, args: argparse.Namespace
         budget = args.timeout + (args.queries * 8 + args.calls * 7) * 0.5  # 0.5 s a request is already a failure
         answer = order(client, lines, {"env": front_env(port, folder), "ports": ports, "csv": str(csv), "sql": SQL,
                                        "queries": args.queries, "calls": args.calls, "warmup": WARMUP,
-                                       "account": saas_credentials.SNOWFLAKE_ACCOUNT,
-                                       "user": saas_credentials.SNOWFLAKE_USER},
+                                       "account": snowflake_credentials.ACCOUNT,
+                                       "user": snowflake_credentials.USER},
                        budget, configs.parent / "client-load.log")
         answer["rss"] = [{"process": process_name(pid), "pid": pid, "mb": round(rss_mb(pid), 1)}
                          for pid in (front.pid, *descendants(front.pid))]

@@ -12,6 +12,8 @@ import shutil
 import pytest
 
 from conftest import REPO
+from decathlon.emulators.gcp import credentials as google
+from decathlon.emulators.snowflake import credentials as snowflake
 from decathlon.sandbox import saas_credentials as creds
 from key_hunt import digests, hunt_episode, new_key
 from saas_venv import SERVERS, require, run_client, saas_python
@@ -31,12 +33,13 @@ def test_the_token_session_is_laid_over_the_one_given_and_agrees_with_the_files(
     configs = _configs(tmp_path)
     written = creds.write(configs)
     assert written.replaced == ()
-    assert sorted(written.files) == ["gcp-service_account.keys.json", "google_credentials.json", "snowflake_rsa_key.p8"]
+    assert sorted(written.files) == ["gcp-service_account.keys.json", "google_cloud_credentials.json",
+                                     "google_credentials.json", "snowflake_rsa_key.p8"]
     tokens = runpy.run_path(str(configs / "token_key_session.py"))["all_token_key_session"]
     key = json.loads((configs / "gcp-service_account.keys.json").read_text())
-    assert tokens["gcp_project_id"] == key["project_id"] == creds.PROJECT_ID
+    assert tokens["gcp_project_id"] == key["project_id"] == google.PROJECT_ID
     assert tokens["kept"] == "yes" and tokens["snowflake_warehouse"] == "COMPUTE_WH"
-    assert tokens["snowflake_account"] == creds.SNOWFLAKE_ACCOUNT
+    assert tokens["snowflake_account"] == snowflake.ACCOUNT
     assert tokens["snowflake_private_key_path"] == str((configs / "snowflake_rsa_key.p8").resolve())
     assert (configs / "snowflake_rsa_key.p8").stat().st_mode & 0o077 == 0  # a key: its owner's alone
 
@@ -54,6 +57,7 @@ def test_the_users_own_key_files_are_replaced_and_their_token_session_points_at_
                "client_email": "me@users-own.iam.gserviceaccount.com", "token_uri": "https://oauth2.googleapis.com/token"}
     (configs / "gcp-service_account.keys.json").write_text(json.dumps(user_sa))
     (configs / "google_credentials.json").write_text('{"token": "mine", "refresh_token": "mine"}')
+    (configs / "google_cloud_credentials.json").write_text('{"access_token": "mine", "refresh_token": "mine"}')
     before = {p: p.read_bytes() for p in (mine / "sf.p8", configs / "gcp-service_account.keys.json")}
     (configs / "token_key_session.py").write_text("import os\nall_token_key_session = " + repr({
         "gcp_project_id": "users-own", "kept": "yes", "snowflake_account": "USERS-OWN",
@@ -66,14 +70,14 @@ def test_the_users_own_key_files_are_replaced_and_their_token_session_points_at_
     assert (mine / "sf.p8").read_bytes() == before[mine / "sf.p8"]  # replaced in the episode, not written through
     assert not (configs / "snowflake_rsa_key.p8").is_symlink()
     sa = json.loads((configs / "gcp-service_account.keys.json").read_text())
-    assert sa["project_id"] == creds.PROJECT_ID and sa["private_key"] != user_sa["private_key"]
+    assert sa["project_id"] == google.PROJECT_ID and sa["private_key"] != user_sa["private_key"]
     assert json.loads((configs / "google_credentials.json").read_text())["token"] != "mine"
     tokens = runpy.run_path(str(configs / "token_key_session.py"))["all_token_key_session"]
     assert tokens["kept"] == "yes"
     for name in creds.KEY_FILE_TOKENS:
         assert os.path.dirname(tokens[name]) == str(configs.resolve()), (name, tokens[name])
         assert os.path.basename(tokens[name]) in written.files
-    assert tokens["gcp_project_id"] == creds.PROJECT_ID and tokens["snowflake_account"] == creds.SNOWFLAKE_ACCOUNT
+    assert tokens["gcp_project_id"] == google.PROJECT_ID and tokens["snowflake_account"] == snowflake.ACCOUNT
 
 
 def test_the_real_clients_take_the_files_as_valid_without_a_network(tmp_path):
@@ -94,7 +98,7 @@ print(json.dumps({{"project": sa.project_id, "bits": key.key_size}}))
 """
     out = run_client(code)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout) == {"project": creds.PROJECT_ID, "bits": 2048}
+    assert json.loads(out.stdout) == {"project": google.PROJECT_ID, "bits": 2048}
 
 
 PACK = REPO / "fixtures" / "toolathlon-saas"

@@ -85,6 +85,18 @@ def statuses_table(tasks: list[dict]) -> str:
     return markdown(("status", "tasks", "means", "which"), rows)
 
 
+def emulators_table() -> str:
+    """The vendors' descriptors (decathlon.emulators.registry), as `decathlon emulators` lists them."""
+    from decathlon.emulators import registry
+    rows = []
+    for v in registry.vendors():
+        where = ", ".join(f"`{h.pattern}`" for h in v.hosts) + " through the SaaS front" if v.reach == "front" else \
+            "loopback " + ", ".join(str(p) for p in v.ports)
+        rows.append((f"`{v.name}`", v.title, where, ", ".join(f"`{s}`" for s in v.servers), v.protocol, v.surface,
+                     f"`decathlon/emulators/{v.name}`"))
+    return markdown(("emulator", "emulates", "reached at", "servers", "protocol", "answers", "code"), rows)
+
+
 def legend_table() -> str:
     return markdown(("status", "means", "what still runs"), [(f"`{k.code}`", k.label, k.still_runs) for k in KINDS])
 
@@ -106,7 +118,8 @@ def replace(text: str, name: str, table: str) -> str:
 
 
 def blocks(source: Path | None) -> list[Block]:
-    out = [Block(README, "statuses", legend_table), Block(CHECKOUT_MD, "statuses", legend_table)]
+    out = [Block(README, "statuses", legend_table), Block(CHECKOUT_MD, "statuses", legend_table),
+           Block(SERVICES_MD, "emulators", emulators_table)]
     if source is None:
         return out
     from decathlon.checkout import task_status

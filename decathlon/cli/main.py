@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> None:
         elif ns.command == "servers":
             from decathlon.cli.servers import servers_command
             code = servers_command(ns)
+        elif ns.command == "emulators":
+            from decathlon.cli.emulators import emulators_command
+            code = emulators_command(ns)
         elif ns.command == "task-env":
             from decathlon.cli.task_env import task_env_command
             code = task_env_command(ns)

@@ -120,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source(sv)
     sv.add_argument("--json", action="store_true")
 
+    em = sub.add_parser("emulators", help="every emulated vendor: its hosts or ports, the servers that bring it, what "
+                        "of its API it answers")
+    em.add_argument("--json", action="store_true")
+
     te = sub.add_parser("task-env", help="build the interpreter a checkout's preprocess and evaluators run with, "
                         "from the checkout's own uv.lock")
     _add_source(te)

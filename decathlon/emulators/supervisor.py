@@ -24,9 +24,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from decathlon.emulators import registry
 from decathlon.tape.store import write_atomic
 
-KNOWN = ("mail", "canvas", "woocommerce", "front")
+KNOWN = (*(v.name for v in registry.service_vendors()), "front")
 START_TIMEOUT = float(os.environ.get("DECATHLON_SERVICE_START_TIMEOUT", "20"))
 LOG_TAIL = 2000
 

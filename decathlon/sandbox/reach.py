@@ -20,64 +20,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from decathlon.emulators import registry, unemulated
+from decathlon.emulators.vendor import System
+
 STEPS = ("preprocess", "evaluation")
 _SCANNED_LIMIT = 2 * 1024 * 1024  # per file: task scripts are small; a huge data file is not code
 _MAX_FILES = 400  # per step: a closure larger than this is not a task's scripts any more
 
 
-@dataclass(frozen=True)
-class System:
-    """Something outside the sandbox a script can reach, and how its code shows it."""
-
-    name: str
-    label: str
-    modules: tuple[str, ...] = ()  # its client libraries: importing one (or a submodule) reaches it
-    hosts: tuple[str, ...] = ()  # regexes of its API host names as code writes them
-    text: tuple[str, ...] = ()  # other regexes: a CLI it runs
-    emulator: str | None = None  # the SaaS front's emulator that answers it (decathlon/emulators/front/routes.py)
-    service: str | None = None  # the episode's own local service that answers it (decathlon/sandbox/services.py)
-    front: bool = False  # a Google or Snowflake host: an episode reaching it gets the front (emulated, or refused by name)
-    quiet: bool = False  # shared plumbing (sign-in): it brings the front, but is not a need of its own worth listing
-
-    @property
-    def answered(self) -> bool:
-        return self.emulator is not None or self.service is not None
-
-
-SYSTEMS: tuple[System, ...] = (
-    System("gcp-bigquery", "BigQuery", modules=("google.cloud.bigquery",), hosts=(r"bigquery\.googleapis\.com",),
-           emulator="gcp", front=True),
-    System("gcp-storage", "Cloud Storage", modules=("google.cloud.storage",), hosts=(r"storage\.googleapis\.com",),
-           emulator="gcp", front=True),
-    System("gcp-logging", "Cloud Logging", modules=("google.cloud.logging", "google.cloud.logging_v2"),
-           hosts=(r"logging\.googleapis\.com",), emulator="gcplogging", front=True),
-    System("google-auth", "Google sign-in", modules=("google.oauth2", "google.auth", "google.api_core", "google.cloud"),
-           hosts=(r"oauth2\.googleapis\.com",), emulator="gcp", front=True, quiet=True),
-    # Workspace: Drive, Sheets, Forms, Calendar, Gmail, YouTube. A scope URL (www.googleapis.com/auth/…) is no request.
-    System("google-workspace", "Google Workspace",
-           modules=("googleapiclient", "gspread", "pydrive", "pydrive2", "google_auth_oauthlib"),
-           hosts=(r"(?:sheets|drive|docs|forms|calendar|gmail|people|script|youtube)\.googleapis\.com",
-                  r"www\.googleapis\.com/(?!auth\b)", r"docs\.google\.com/forms", r"forms\.gle/"), front=True),
-    System("google-maps", "Google Maps Platform", modules=("googlemaps",), hosts=(r"maps\.googleapis\.com",), front=True),
-    System("snowflake", "Snowflake", modules=("snowflake",), hosts=(r"snowflakecomputing\.com",), emulator="snowflake",
-           front=True),
-    System("mail", "mail (IMAP/SMTP)", modules=("imaplib", "smtplib", "aiosmtplib", "imapclient"), service="mail"),
-    System("canvas", "Canvas LMS", modules=("canvasapi",), hosts=(r"(?:localhost|127\.0\.0\.1):[12]0001\b",),
-           service="canvas"),
-    System("woocommerce", "WooCommerce", modules=("woocommerce",),
-           hosts=(r"(?:localhost|127\.0\.0\.1):10003\b", r"/wp-json/wc/"), service="woocommerce"),
-    System("github", "GitHub", modules=("github",),
-           hosts=(r"api\.github\.com", r"@github\.com\b", r"raw\.githubusercontent\.com", r"https://github\.com/[^\s'\"]*\.git\b")),
-    System("notion", "Notion", modules=("notion_client",), hosts=(r"api\.notion\.com",)),
-    System("huggingface", "Hugging Face Hub", modules=("huggingface_hub",), hosts=(r"huggingface\.co\b",)),
-    System("wandb", "Weights & Biases", modules=("wandb",), hosts=(r"api\.wandb\.ai",)),
-    System("yahoo-finance", "Yahoo Finance", modules=("yfinance",), hosts=(r"finance\.yahoo\.com",)),
-    System("arxiv", "arXiv", modules=("arxiv",), hosts=(r"export\.arxiv\.org",)),
-    System("rail-12306", "the 12306 rail service", hosts=(r"12306\.cn",)),
-    System("web-browser", "the live web, through a browser", modules=("playwright", "selenium")),
-    System("kubernetes", "a Kubernetes cluster (kind)", modules=("kubernetes",),
-           text=(r"\bkubectl\b", r"\bkind\s+(?:create|delete|get|load)\b", r"\bhelm\s+(?:install|upgrade|repo)\b")),
-)
+# The emulated vendors' systems come from their descriptors; the rest are vendors no emulator answers yet.
+SYSTEMS: tuple[System, ...] = (*registry.systems(), *unemulated.SYSTEMS)
 BY_NAME = {s.name: s for s in SYSTEMS}
 
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)

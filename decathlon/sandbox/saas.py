@@ -15,20 +15,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from decathlon.emulators.front.routes import ROUTES
+from decathlon.emulators import registry
 from decathlon.sandbox import reach
 from decathlon.sandbox.taskdef import TaskDef
 
 MODES = ("emulated", "real")
-# The MCP servers (configs/mcp_servers/<name>.yaml) whose vendor is emulated, and the emulators they reach.
-SERVER_EMULATORS: dict[str, tuple[str, ...]] = {"google-cloud": ("gcp", "gcplogging"), "snowflake": ("snowflake",)}
+# The MCP servers (configs/mcp_servers/<name>.yaml) whose vendor is emulated behind the front, and the emulators
+# they reach: from the vendors' descriptors.
+SERVER_EMULATORS: dict[str, tuple[str, ...]] = {
+    server: registry.emulators_of_server(server) for server in sorted({s for v in registry.front_vendors()
+                                                                        for s in v.servers})}
 NO_PROXY = "localhost,127.0.0.1,::1"
 TRUST_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTPLIB2_CA_CERTS",
                    "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS")
 
 
 def _code_uses_saas(task: TaskDef) -> bool:
-    """Its preprocess or evaluator (or a checkout module they import) reaches a Google or Snowflake host, or starts one
+    """Its preprocess or evaluator (or a checkout module they import) reaches a host behind the front, or starts one
     of those vendors' servers itself: decathlon.sandbox.reach reads them, for the task statuses too."""
     found = reach.read(task.dir, task.source)
     return found.reaches_front() or any(use.server in SERVER_EMULATORS for use in found.servers)
@@ -57,10 +60,8 @@ def env(record: dict | None, bundle: Path | None) -> dict[str, str]:
     out = {name: proxy for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")}
     out.update({"NO_PROXY": NO_PROXY, "no_proxy": NO_PROXY})
     out.update({name: str(bundle) for name in TRUST_VARIABLES})
-    # The Snowflake connector first fetches an OCSP response cache over plain HTTP (ocsp.snowflakecomputing.com),
-    # which nothing answers inside an episode; fail-open, it then sleeps 1 s and goes on, in every process that
-    # connects. Its own switch skips the fetch, as with a proxy that blocks it.
-    out["SF_OCSP_RESPONSE_CACHE_SERVER_ENABLED"] = "false"
+    for vendor in registry.front_vendors():
+        out.update(dict(vendor.episode_env))
     return out
 
 
@@ -74,4 +75,4 @@ def passthrough_env(environ: dict[str, str]) -> dict[str, str]:
 def live_hosts() -> list[str]:
     """For the HTTP record/replay shim: the emulated hosts are always talked to for real, like the episode's
     own services (never recorded, never replayed)."""
-    return sorted(f"{r.pattern}:443" for r in ROUTES)
+    return sorted(f"{pattern}:443" for pattern in registry.host_patterns())

@@ -1,14 +1,11 @@
 """The credentials and configs a checkout's SaaS scripts and servers read, made for the episode and pointing
-at its emulators (decathlon/emulators/front):
+at its emulators (decathlon/emulators/front): each front vendor's descriptor says which files its family of checkouts
+reads (decathlon.emulators.<name>.credentials: Google's service account, authorized user and OAuth token files,
+Snowflake's key pair), all made with one fresh RSA key per episode, and what it lays over the token_key_session:
 
-- `configs/gcp-service_account.keys.json`: a service account with a real RSA key, so the clients sign their
-  tokens as they would; its `project_id` is the episode's project;
-- `configs/google_credentials.json`: an OAuth user token with an `expiry` far ahead (google-auth refreshes
-  a token without one at oauth2.googleapis.com whatever the file says; the front emulates that too);
-- `configs/snowflake_rsa_key.p8`: the Snowflake key pair's private half;
 - `configs/token_key_session.py`: the one the episode was given (DECATHLON_TOKEN_KEY_SESSION, the checkout's, or its
   example), kept beside it and run as it is, with the emulated project and accounts laid over it and every key-file
-  path it names (KEY_FILE_TOKENS) pointing at the files above: its allowed-resource lists and the rest still count.
+  path it names (KEY_FILE_TOKENS) pointing at the vendors' files: its allowed-resource lists and the rest still count.
 
 Always made, whatever the checkout's configs/ holds: the user's own key files there (real accounts, copied into the
 episode's configs with the rest) are replaced, never used. An emulated episode needs no real key, and a key file is
@@ -22,16 +19,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-PROJECT_ID = "decathlon-emulated"
-SERVICE_ACCOUNT = f"decathlon-agent@{PROJECT_ID}.iam.gserviceaccount.com"
-SNOWFLAKE_ACCOUNT = "DECATHLON"
-SNOWFLAKE_USER = "DECATHLON_AGENT"
+from decathlon.emulators import registry
+
 BASE_MODULE = "token_key_session_base.py"
-_FAR_AHEAD = "2099-12-31T23:59:59Z"
-# The token_key_session entries that name a credentials file (Toolathlon's, and what its scripts and servers read).
-KEY_FILE_TOKENS = ("gcp_service_account_path", "google_oauth2_credentials_path", "google_oauth2_token_path",
-                   "snowflake_private_key_path")
-KEY_FILES = ("gcp-service_account.keys.json", "google_credentials.json", "snowflake_rsa_key.p8")
+# The token_key_session entries that name a credentials file, and the files: every front vendor's.
+KEY_FILE_TOKENS = tuple(t for v in registry.front_vendors() if v.credentials for t in v.credentials.token_files)
+KEY_FILES = tuple(f for v in registry.front_vendors() if v.credentials for f in v.credentials.files)
 
 
 @dataclass(frozen=True)
@@ -73,47 +66,14 @@ def lay_over(configs: Path, values: dict[str, str], why: str) -> None:
                    encoding="utf-8")
 
 
-def _emulated(configs: Path) -> dict[str, str]:
-    return {
-        "gcp_project_id": PROJECT_ID,
-        # Absolute: the agent's servers get a read-only copy of what a token value names in the grader's root
-        # (decathlon/sandbox/servers_config.py), and they do not start in it.
-        "gcp_service_account_path": str((configs / "gcp-service_account.keys.json").resolve()),
-        "google_oauth2_credentials_path": str((configs / "google_credentials.json").resolve()),
-        "google_oauth2_token_path": str((configs / "google_credentials.json").resolve()),
-        "snowflake_account": SNOWFLAKE_ACCOUNT,
-        "snowflake_user": SNOWFLAKE_USER,
-        "snowflake_private_key_path": str((configs / "snowflake_rsa_key.p8").resolve()),
-    }
-
-
-def _service_account(key: str) -> str:
-    return json.dumps({
-        "type": "service_account", "project_id": PROJECT_ID, "private_key_id": "0" * 40, "private_key": key,
-        "client_email": SERVICE_ACCOUNT, "client_id": "100000000000000000001",
-        "auth_uri": "https://accounts.google.com/o/oauth2/auth", "token_uri": "https://oauth2.googleapis.com/token",
-        "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
-        "client_x509_cert_url": f"https://www.googleapis.com/robot/v1/metadata/x509/{SERVICE_ACCOUNT}",
-        "universe_domain": "googleapis.com"}, indent=2)
-
-
-def _oauth_user() -> str:
-    return json.dumps({
-        "token": "ya29.decathlon-emulated-token", "refresh_token": "1//decathlon-emulated-refresh",
-        "token_uri": "https://oauth2.googleapis.com/token",
-        "client_id": "100000000001-decathlon.apps.googleusercontent.com", "client_secret": "GOCSPX-decathlon-emulated",
-        "scopes": ["https://www.googleapis.com/auth/drive", "https://www.googleapis.com/auth/spreadsheets",
-                   "https://www.googleapis.com/auth/forms.body", "https://www.googleapis.com/auth/calendar",
-                   "https://www.googleapis.com/auth/cloud-platform"],
-        "universe_domain": "googleapis.com", "account": "", "expiry": _FAR_AHEAD}, indent=2)
-
-
 def write(configs: Path) -> Written:
     """Into the episode's `configs/` (its private copy: decathlon/sandbox/task_copy.py), whatever it holds."""
     key = _rsa_pem().decode("ascii")
-    files = {"gcp-service_account.keys.json": _service_account(key), "google_credentials.json": _oauth_user(),
-             "snowflake_rsa_key.p8": key}
+    vendors = [v.credentials for v in registry.front_vendors() if v.credentials is not None]
+    files = {name: text for c in vendors for name, text in c.write(configs, key).items()}
     replaced = tuple(name for name, text in files.items() if _write(configs / name, text))
     if (configs / "token_key_session.py").is_file():
-        lay_over(configs, _emulated(configs), "the accounts of the episode's emulated SaaS")
+        # After the files: their paths resolve to the episode's own, no longer to a link the checkout held.
+        tokens = {k: v for c in vendors for k, v in c.token_values(configs).items()}
+        lay_over(configs, tokens, "the accounts of the episode's emulated SaaS")
     return Written(tuple(files), replaced)

@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from decathlon.emulators import registry
 from decathlon.emulators.directory import USERS_FILE
 from decathlon.sandbox import confine, jail, netns, saas
 from decathlon.sandbox.clock import behind
@@ -31,10 +32,11 @@ from decathlon.sandbox.home import Home
 from decathlon.sandbox.procs import alive
 from decathlon.sandbox.users import Users
 
-SERVICE_OF_SERVER = {"emails": "mail", "canvas": "canvas", "woocommerce": "woocommerce"}
-WHAT = {"mail": "the mail server (IMAP 1143, SMTP 1587)", "canvas": "the Canvas LMS emulator (10001/20001)",
-        "woocommerce": "the WooCommerce emulator (10003)",
-        "front": "the SaaS front (the episode's emulated Google Cloud and Snowflake, at their real host names)",
+# From the vendors' descriptors (decathlon.emulators.registry): the MCP servers behind each local service.
+SERVICE_OF_SERVER = {s: v.name for v in registry.service_vendors() for s in v.servers}
+WHAT = {**{v.name: v.title for v in registry.service_vendors()},
+        "front": "the SaaS front (the episode's emulated " + ", ".join(v.title for v in registry.front_vendors())
+                 + ", at their real host names)",
         "confine": "the services' own root (decathlon/sandbox/confine.py)"}
 READY_TIMEOUT = 30.0
 # What the services take from the environment they are started from: nothing else of the host's (its proxies, its

@@ -51,11 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--eager", type=lambda s: [n for n in s.split(",") if n],
                    default=[n for n in os.environ.get("DECATHLON_FRONT_EAGER", "").split(",") if n],
-                   help=f"emulators to start at once, of: {', '.join(routes.SERVICES)}")
+                   help=f"emulators to start at once, of: {', '.join(routes.services())}")
     args = p.parse_args(argv)
-    unknown = sorted(set(args.eager) - set(routes.SERVICES))
+    unknown = sorted(set(args.eager) - set(routes.services()))
     if unknown:
-        p.error(f"unknown emulator(s) {', '.join(unknown)}; known: {', '.join(routes.SERVICES)}")
+        p.error(f"unknown emulator(s) {', '.join(unknown)}; known: {', '.join(routes.services())}")
     return asyncio.run(serve(args))
 
 

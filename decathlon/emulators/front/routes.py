@@ -1,7 +1,10 @@
-"""Which emulator serves which vendor host, and over which protocol the front hands it the bytes."""
+"""Which emulator serves which vendor host, and over which protocol the front hands it the bytes: read from the
+vendors' descriptors (decathlon.emulators.registry), never spelled here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from decathlon.emulators import registry
 
 
 @dataclass(frozen=True)
@@ -10,30 +13,18 @@ class Route:
     service: str  # the emulator package, decathlon.emulators.<service>
     alpn: str  # "http/1.1" or "h2" (gRPC)
 
-    def matches(self, host: str) -> bool:
-        host = host.lower().rstrip(".")
-        if self.pattern.startswith("*."):
-            return host.endswith(self.pattern[1:]) and host != self.pattern[2:]
-        return host == self.pattern
-
-
-ROUTES: tuple[Route, ...] = (
-    Route("bigquery.googleapis.com", "gcp", "http/1.1"),
-    Route("storage.googleapis.com", "gcp", "http/1.1"),
-    Route("oauth2.googleapis.com", "gcp", "http/1.1"),
-    Route("logging.googleapis.com", "gcplogging", "h2"),
-    Route("*.snowflakecomputing.com", "snowflake", "http/1.1"),
-)
-
-SERVICES: tuple[str, ...] = tuple(sorted({r.service for r in ROUTES}))
-
 
 def route_for(host: str) -> Route | None:
-    for route in ROUTES:
-        if route.matches(host):
-            return route
-    return None
+    found = registry.route_for(host)
+    if found is None:
+        return None
+    vendor, h = found
+    return Route(h.pattern, vendor.name, h.alpn)
+
+
+def services() -> tuple[str, ...]:
+    return tuple(v.name for v in registry.front_vendors())
 
 
 def certificate_names() -> list[str]:
-    return sorted({r.pattern for r in ROUTES})
+    return registry.host_patterns()

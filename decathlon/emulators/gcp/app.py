@@ -1,12 +1,13 @@
-"""The gcp emulator's aiohttp apps: the public one (BigQuery, Storage, OAuth, routed by path) and the control
-app on the grader's Unix socket (`GET /state`: a JSON summary for debugging and tests)."""
+"""The gcp emulator's aiohttp apps: the public one (BigQuery, Storage, OAuth, Resource Manager; routed by Host and
+path: decathlon.emulators.gcp.hosts) and the control app on the grader's Unix socket (`GET /state`: a JSON summary for
+debugging and tests)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from aiohttp import web
 
-from decathlon.emulators.gcp import errors
+from decathlon.emulators.gcp import errors, hosts, resourcemanager
 from decathlon.emulators.gcp.bigquery.routes import BigQueryRoutes
 from decathlon.emulators.gcp.bigquery.store import Warehouse
 from decathlon.emulators.gcp.oauth import routes as oauth_routes
@@ -44,9 +45,11 @@ def make_apps(clock: Clock = system_clock, ids: Ids | None = None,
     state = State(Warehouse(clock, ids), storage)
     bigquery = BigQueryRoutes(state.warehouse, storage)
     gcs = StorageRoutes(storage)
-    app = web.Application(middlewares=[request_log, kit_errors.middleware(errors.internal_error, errors.unknown_path),
+    app = web.Application(middlewares=[request_log, hosts.by_host,
+                                       kit_errors.middleware(errors.internal_error, errors.unknown_path),
                                        errors.body_cap], client_max_size=max_body)
     app.add_routes(oauth_routes(ids))
+    app.add_routes(resourcemanager.routes())
     app.add_routes(bigquery.routes())
     app.add_routes(gcs.routes())
     app.add_routes(gcs.media_routes())

@@ -9,6 +9,14 @@ from upstream and from recorded runs). The clock is injectable; state lives in m
 """
 from __future__ import annotations
 
-from .service import RunningService, start
+from typing import Any
 
 __all__ = ["RunningService", "start"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazily: the registry reads this package's descriptor (.vendor) on the host, without the emulator's dependencies.
+    if name in __all__:
+        from . import service
+        return getattr(service, name)
+    raise AttributeError(name)

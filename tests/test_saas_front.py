@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import lines
+
 from decathlon.emulators.front import ca, routes
 
 FAKE = Path(__file__).parent / "saas_fakes" / "fake_emulator.py"
@@ -38,7 +40,7 @@ def front(tmp_path):
                                 env={**os.environ, "DECATHLON_SAAS_PYTHON": str(python), **env})
         started.append(proc)
         assert proc.stdout is not None
-        line = proc.stdout.readline().decode()
+        line = lines.readline(proc, what="the front's ready line").decode()
         assert line.startswith("ready front "), line
         return json.loads(line.split(" ", 2)[2])["http"], tmp_path / "saas" / "ca-bundle.pem", proc
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import lines
+
 from conftest import LAUNCH, REPO
 from decathlon.sandbox import saas
 from decathlon.sandbox.taskdef import load_task
@@ -247,7 +249,7 @@ def _outside_vendor(outside: Path) -> tuple[subprocess.Popen, int]:
                               str(outside), "--logs", str(outside / "logs")], stdout=subprocess.PIPE,
                              env={**os.environ, "DECATHLON_SAAS_PYTHON": str(saas_python())})
     assert front.stdout is not None
-    port = json.loads(front.stdout.readline().decode().split(" ", 2)[2])["http"]
+    port = json.loads(lines.readline(front, what="the front's ready line").decode().split(" ", 2)[2])["http"]
     for path in [outside, *outside.rglob("*")]:  # the CA bundle, for the episode's own users
         path.chmod(path.stat().st_mode | (0o005 if path.is_dir() else 0o004))
     return front, port

@@ -4,6 +4,7 @@ debugging and tests)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from aiohttp import web
 
@@ -12,9 +13,11 @@ from decathlon.emulators.gcp.bigquery.routes import BigQueryRoutes
 from decathlon.emulators.gcp.bigquery.store import Warehouse
 from decathlon.emulators.gcp.oauth import routes as oauth_routes
 from decathlon.emulators.gcp.storage.routes import StorageRoutes
+from decathlon.emulators.gcp.state import GcpState
 from decathlon.emulators.gcp.storage.store import StorageStore
 from decathlon.emulators.kit import errors as kit_errors
 from decathlon.emulators.kit.clock import Clock, system_clock
+from decathlon.emulators.kit.control import control_app
 from decathlon.emulators.kit.errors import json_response
 from decathlon.emulators.kit.ids import Ids
 from decathlon.emulators.kit.reqlog import request_log
@@ -38,8 +41,10 @@ class State:
 MAX_BODY = 1024 ** 3  # the largest request body read (a load or an upload in one request); beyond it, a 400
 
 
-def make_apps(clock: Clock = system_clock, ids: Ids | None = None,
-              max_body: int = MAX_BODY) -> tuple[web.Application, web.Application, State]:
+def make_apps(clock: Clock = system_clock, ids: Ids | None = None, max_body: int = MAX_BODY,
+              state_root: Path | None = None) -> tuple[web.Application, web.Application, State]:
+    """The public app, the control app (kit.control's reset/snapshot/restore/seed on GcpState, folders under
+    `state_root`: the control socket's folder; plus `GET /state`) and the state."""
     ids = ids or Ids()
     storage = StorageStore(clock, ids)
     state = State(Warehouse(clock, ids), storage)
@@ -57,11 +62,11 @@ def make_apps(clock: Clock = system_clock, ids: Ids | None = None,
     async def get_state(request: web.Request) -> web.Response:
         return json_response(await bigquery.call(state.snapshot))
 
-    control = web.Application()
-    control.add_routes([web.get("/state", get_state)])
+    folders = GcpState(state.warehouse, storage, bigquery, gcs)
+    control = control_app(folders, state_root or Path.cwd(), [web.get("/state", get_state)])
     return app, control, state
 
 
 async def build(options: Options) -> tuple[web.Application, web.Application | None]:
-    app, control, _ = make_apps()
+    app, control, _ = make_apps(state_root=options.control.parent if options.control else None)
     return app, control

@@ -4,15 +4,15 @@
 Listens on H:N (N=0: a free port), prints `ready <name> {"http": PORT}` once it accepts connections, serves
 until SIGTERM/SIGINT, then exits 0. A bad option or a busy port exits non-zero with the reason on stderr.
 
-`--control SOCKET` also serves the emulator's control app (seeding, snapshots: the grader's alone) on a Unix
-socket made 0600 for the service's user: never on a TCP port the agent could call.
+`--control SOCKET` also serves the emulator's control app (reset, snapshot, restore, seed: the grader's alone;
+decathlon.emulators.kit.control) on a Unix socket made 0600 for the service's user, its folder the state root:
+never on a TCP port the agent could call.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
-import os
 import signal
 import sys
 from dataclasses import dataclass
@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Awaitable, Callable
 
 from aiohttp import web
+
+from decathlon.emulators.kit.control import listen
 
 
 @dataclass(frozen=True)
@@ -62,14 +64,13 @@ async def _serve(name: str, options: Options, factory: AppFactory) -> int:
         return 1
     port = int(runner.addresses[0][1]) if runner.addresses else options.port
     if control is not None and options.control is not None:
-        crunner = web.AppRunner(control, access_log=None, handle_signals=False)
-        await crunner.setup()
-        runners.append(crunner)
-        old = os.umask(0o177)
         try:
-            await web.UnixSite(crunner, str(options.control)).start()
-        finally:
-            os.umask(old)
+            runners.append(await listen(control, options.control))
+        except OSError as exc:
+            print(f"{name}: cannot serve the control socket {options.control}: {exc}", file=sys.stderr)
+            for r in reversed(runners):
+                await r.cleanup()
+            return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

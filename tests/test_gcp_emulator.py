@@ -757,3 +757,121 @@ def test_a_query_bigquery_refuses_before_running_fails_at_its_insert_even_on_a_c
     finally:
         assert emu.stop() == 0
     assert got["at_insert"] == ["DONE", "invalidQuery", "Table-valued function not found: read_text at [1:21]"]
+
+
+def test_what_bigquery_refuses_before_running_is_refused_though_duckdb_would_run_it(emulator: Emulator,
+                                                                                  tmp_path: Path) -> None:
+    """decathlon.emulators.gcp.bigquery.typecheck: the refusals the recorded real runs show (a TIMESTAMP given to
+    TIMESTAMP_MILLIS, an unknown column, ORDER BY before UNION ALL, CREATE TEMP TABLE outside a script), with
+    BigQuery's message and its position in the user's text; the same functions on the right types still run."""
+    got = run(emulator, '''
+        bq.create_dataset(f"{P}.ds_types")
+        schema = [bigquery.SchemaField("id", "INT64"), bigquery.SchemaField("ordered_at", "TIMESTAMP"),
+                  bigquery.SchemaField("ms", "INT64"), bigquery.SchemaField("label", "STRING")]
+        bq.load_table_from_json([
+            {"id": 1, "ordered_at": "2025-04-15 22:36:01 UTC", "ms": 1744756561000, "label": "a"},
+            {"id": 2, "ordered_at": "2025-05-01 10:00:00 UTC", "ms": 1746093600000, "label": "b"}],
+            f"{P}.ds_types.orders", job_config=bigquery.LoadJobConfig(schema=schema)).result(timeout=30)
+        T = f"`{P}.ds_types.orders`"
+        out["millis_on_timestamp"] = err(bq.query, f"SELECT TIMESTAMP_MILLIS(ordered_at) FROM {T}")
+        out["information_schema"] = err(bq.query, "\\nSELECT table_name, \\n       TIMESTAMP_MILLIS(creation_time) AS c\\n"
+                                        "FROM `ds_types.INFORMATION_SCHEMA.TABLES`\\n")
+        out["unix_on_int"] = err(bq.query, f"SELECT id, UNIX_SECONDS(ms) FROM {T}")
+        out["unknown_name"] = err(bq.query, f"SELECT * FROM {T} WHERE user_id = 'U1'")
+        out["ambiguous"] = err(bq.query, f"SELECT id FROM {T} a JOIN {T} b ON a.id = b.id")
+        out["order_then_union"] = err(bq.query, f"SELECT id FROM {T}\\nORDER BY id\\nUNION ALL\\nSELECT id FROM {T}")
+        out["temp_outside_script"] = err(bq.query, f"CREATE TEMP TABLE x AS SELECT id FROM {T}")
+        job = bq.query(f"SELECT TIMESTAMP_MILLIS(ms) AS at, UNIX_MILLIS(ordered_at) AS back, "
+                       f"SAFE.TIMESTAMP_SECONDS(id) AS s FROM {T} ORDER BY id")
+        out["millis_on_int"] = [[r["at"].isoformat(), r["back"], r["s"].isoformat()] for r in job.result(timeout=30)]
+        out["millis_type"] = [f.field_type for f in job.result(timeout=30).schema]
+        out["temp_in_script"] = rows(f"CREATE TEMP TABLE x AS SELECT id FROM {T}; SELECT COUNT(*) AS n FROM x")
+        out["parenthesized_union"] = rows(f"(SELECT id FROM {T} ORDER BY id LIMIT 1) UNION ALL "
+                                          f"(SELECT id FROM {T} ORDER BY id DESC LIMIT 1) ORDER BY id")
+    ''', tmp_path)
+
+    def signature(name: str, given: str, expected: str, where: str) -> list[Any]:
+        return ["BadRequest", 400, f"No matching signature for function {name}\n  Argument types: {given}\n  Signature: "
+                f"{name}({expected})\n    Argument 1: Unable to coerce type {given} to expected type {expected} at {where}",
+                ["invalidQuery"]]
+    assert quick(got["millis_on_timestamp"]) == signature("TIMESTAMP_MILLIS", "TIMESTAMP", "INT64", "[1:8]")
+    assert quick(got["information_schema"]) == signature("TIMESTAMP_MILLIS", "TIMESTAMP", "INT64", "[3:8]")
+    assert quick(got["unix_on_int"]) == signature("UNIX_SECONDS", "INT64", "TIMESTAMP", "[1:12]")
+    where = len(f"SELECT * FROM `{PROJECT}.ds_types.orders` WHERE ") + 1
+    assert quick(got["unknown_name"]) == ["BadRequest", 400, f"Unrecognized name: user_id at [1:{where}]", ["invalidQuery"]]
+    assert quick(got["ambiguous"]) == ["BadRequest", 400, "Column name id is ambiguous at [1:8]", ["invalidQuery"]]
+    assert quick(got["order_then_union"]) == [
+        "BadRequest", 400, "Syntax error: Expected end of input but got keyword UNION at [3:1]", ["invalidQuery"]]
+    assert quick(got["temp_outside_script"]) == [
+        "BadRequest", 400, "Use of CREATE TEMPORARY TABLE requires a script or session", ["invalid"]]
+    assert got["millis_on_int"] == [["2025-04-15T22:36:01+00:00", 1744756561000, "1970-01-01T00:00:01+00:00"],
+                                    ["2025-05-01T10:00:00+00:00", 1746093600000, "1970-01-01T00:00:02+00:00"]]
+    assert got["millis_type"] == ["TIMESTAMP", "INTEGER", "TIMESTAMP"]
+    assert got["temp_in_script"] == [{"n": 2}]
+    assert got["parenthesized_union"] == [{"id": 1}, {"id": 2}]
+
+
+VALID_QUERIES = {
+    "join": "SELECT o.id, c.name FROM {O} o JOIN {C} c ON o.cust = c.cust ORDER BY o.id",
+    "using": "SELECT id, name FROM {O} JOIN {C} USING (cust) ORDER BY id",
+    "left_join_ambiguous_qualified": "SELECT o.cust, c.cust AS c2 FROM {O} o LEFT JOIN {C} c ON o.cust = c.cust ORDER BY 1",
+    "cte": "WITH t AS (SELECT cust, SUM(amount) AS total FROM {O} GROUP BY cust) SELECT cust, total FROM t ORDER BY cust",
+    "cte_columns_then_millis": "WITH t AS (SELECT id * 1000 AS ms FROM {O}) SELECT TIMESTAMP_MILLIS(ms) AS stamp FROM t "
+                               "ORDER BY stamp LIMIT 1",
+    "window": "SELECT id, ROW_NUMBER() OVER (PARTITION BY cust ORDER BY amount DESC) AS rn, "
+              "SUM(amount) OVER w AS s FROM {O} WINDOW w AS (PARTITION BY cust) ORDER BY id",
+    "qualify": "SELECT id, cust FROM {O} WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY cust ORDER BY id) = 1 "
+               "ORDER BY id",
+    "alias_in_group_and_order": "SELECT cust AS k, COUNT(*) AS n FROM {O} GROUP BY k HAVING n > 0 ORDER BY k",
+    "struct_and_array": "SELECT STRUCT(id AS i, cust AS c) AS st, [id, amount] AS arr, tags[SAFE_OFFSET(0)] AS first_tag, "
+                        "info.city FROM {O} ORDER BY id",
+    "unnest": "SELECT id, tag, pos FROM {O}, UNNEST(tags) AS tag WITH OFFSET AS pos ORDER BY id, pos",
+    "unnest_subquery": "SELECT id, (SELECT COUNT(*) FROM UNNEST(tags)) AS n, ARRAY(SELECT t FROM UNNEST(tags) t "
+                       "WHERE t > 'a') AS big FROM {O} ORDER BY id",
+    "correlated": "SELECT id FROM {O} o WHERE EXISTS (SELECT 1 FROM {C} c WHERE c.cust = o.cust) ORDER BY id",
+    "scalar_subquery": "SELECT id, (SELECT MAX(amount) FROM {O}) AS top FROM {O} ORDER BY id",
+    "star_except_replace": "SELECT * EXCEPT (tags, info) REPLACE (amount * 2 AS amount) FROM {O} ORDER BY id",
+    "table_as_value": "SELECT c FROM {C} AS c ORDER BY c.cust",
+    "case_insensitive_names": "SELECT ID, Cust FROM {O} ORDER BY Id",
+    "dates": "SELECT DATE_TRUNC(DATE(placed), MONTH) AS m, DATE_ADD(DATE(placed), INTERVAL 1 DAY) AS nxt, "
+             "TIMESTAMP_DIFF(placed, TIMESTAMP '2025-01-01', DAY) AS d, EXTRACT(ISOWEEK FROM placed) AS w, "
+             "UNIX_MILLIS(placed) AS ms, FORMAT_TIMESTAMP('%Y', placed) AS y FROM {O} ORDER BY id",
+    "safe_functions": "SELECT SAFE_DIVIDE(amount, 0) AS q, SAFE_CAST(cust AS INT64) AS n, SAFE.PARSE_DATE('%Y', 'x') AS p "
+                      "FROM {O} ORDER BY id",
+    "parameter": "SELECT id FROM {O} WHERE amount > @min ORDER BY id",
+    "union_then_order": "SELECT id FROM {O} UNION ALL SELECT id FROM {O} ORDER BY id LIMIT 2",
+    "information_schema": "SELECT table_name, column_name, data_type FROM `{P}.ds_valid.INFORMATION_SCHEMA.COLUMNS` "
+                          "WHERE table_name = 'custs' ORDER BY ordinal_position",
+    "information_schema_tables": "SELECT table_name, UNIX_MILLIS(creation_time) > 0 AS made FROM "
+                                 "ds_valid.INFORMATION_SCHEMA.TABLES ORDER BY table_name",
+}
+
+
+def test_valid_queries_still_run_with_the_checks_before_duckdb(emulator: Emulator, tmp_path: Path) -> None:
+    """Queries BigQuery accepts, of every construct the checks see (joins, CTEs, windows, STRUCT/ARRAY, UNNEST,
+    correlated subqueries, INFORMATION_SCHEMA): none may be refused by the checks."""
+    got = run(emulator, '''
+        bq.create_dataset(f"{P}.ds_valid")
+        orders = [bigquery.SchemaField("id", "INT64"), bigquery.SchemaField("cust", "STRING"),
+                  bigquery.SchemaField("amount", "FLOAT64"), bigquery.SchemaField("placed", "TIMESTAMP"),
+                  bigquery.SchemaField("tags", "STRING", mode="REPEATED"),
+                  bigquery.SchemaField("info", "RECORD", fields=[bigquery.SchemaField("city", "STRING")])]
+        bq.load_table_from_json([
+            {"id": 1, "cust": "c1", "amount": 10.5, "placed": "2025-03-01 10:00:00 UTC", "tags": ["x", "b"],
+             "info": {"city": "Oslo"}},
+            {"id": 2, "cust": "c2", "amount": 3.0, "placed": "2025-04-02 11:00:00 UTC", "tags": [], "info": None}],
+            f"{P}.ds_valid.orders", job_config=bigquery.LoadJobConfig(schema=orders)).result(timeout=30)
+        bq.load_table_from_json([{"cust": "c1", "name": "Ann"}, {"cust": "c2", "name": "Bo"}], f"{P}.ds_valid.custs",
+            job_config=bigquery.LoadJobConfig(schema=[bigquery.SchemaField("cust", "STRING"),
+                                                      bigquery.SchemaField("name", "STRING")])).result(timeout=30)
+        names = dict(O=f"`{P}.ds_valid.orders`", C=f"`{P}.ds_valid.custs`", P=P)
+        for key, sql in json.loads(os.environ["QUERIES"]).items():
+            params = [bigquery.ScalarQueryParameter("min", "FLOAT64", 1.0)] if "@min" in sql else None
+            try:
+                out[key] = len(rows(sql.format(**names), params))
+            except exceptions.GoogleAPICallError as exc:
+                out[key] = exc.message
+    ''', tmp_path, QUERIES=json.dumps(VALID_QUERIES))
+    refused = {k: v for k, v in got.items() if not isinstance(v, int)}
+    assert not refused, refused
+    assert got["join"] == 2 and got["unnest"] == 2 and got["information_schema"] == 2 and got["union_then_order"] == 2

@@ -54,6 +54,9 @@ def from_duckdb(exc: Exception, sql: str) -> QueryError:
     m = re.search(r'Referenced column "([^"]+)" not found', text)
     if m:
         return invalid_query(f"Unrecognized name: {m.group(1)} at {position(sql, m.group(1))}")
+    m = re.search(r'Ambiguous reference to column name "([^"]+)"', text)
+    if m:
+        return invalid_query(f"Column name {m.group(1)} is ambiguous at {position(sql, m.group(1))}")
     m = re.search(r'Table "([^"]+)" does not have a column named "([^"]+)"', text)
     if m:
         return invalid_query(f"Name {m.group(2)} not found inside {m.group(1)} at {position(sql, m.group(2))}")

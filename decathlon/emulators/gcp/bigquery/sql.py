@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from decathlon.emulators.gcp.bigquery import functions
+from decathlon.emulators.gcp.bigquery import functions, typecheck
 from decathlon.emulators.gcp.bigquery.errors import QueryError, invalid_query
 from decathlon.emulators.gcp.bigquery.store import Warehouse, schema_name
-from decathlon.emulators.gcp.bigquery.types import bq_type
+from decathlon.emulators.gcp.bigquery.types import sql_type
 
 _CREATE_KINDS = {"TABLE": "CREATE_TABLE", "VIEW": "CREATE_VIEW", "SCHEMA": "CREATE_SCHEMA", "FUNCTION": "CREATE_FUNCTION"}
 _DROP_KINDS = {"TABLE": "DROP_TABLE", "VIEW": "DROP_VIEW", "SCHEMA": "DROP_SCHEMA"}
@@ -67,19 +67,34 @@ def translate(sql: str, project: str, default_dataset: tuple[str, str] | None, w
         trees = [t for t in sqlglot.parse(sql, read="bigquery") if t is not None]
     except SqlglotError as exc:
         raise _syntax_error(exc) from None
+    typecheck.check_syntax(trees, sql)
     script = len(trees) > 1
     udfs = functions.udf_names(trees, exp)
     datasets = {d.lower() for _, d in wh.datasets}
     for tree in trees:
         functions.check(tree, sql, exp, udfs, datasets)
+    # what DuckDB would run but BigQuery refuses (names, argument types), on the user's own tree and positions
+    typecheck.check(trees, sql, project, default_dataset, wh)
+    # a script's temporary tables are named bare (`CREATE TEMP TABLE x …; SELECT … FROM x`): DuckDB's own temp tables
+    temps = {_name(t.this, exp) for t in trees if script and isinstance(t, exp.Create) and _temporary(t, exp)}
     out = []
     for tree in trees:
-        out.append(_statement(tree, sql, project, default_dataset, wh, script, exp))
+        out.append(_statement(tree, sql, project, default_dataset, wh, script, exp, temps))
     return out
 
 
+def _temporary(tree: Any, exp: Any) -> bool:
+    props = tree.args.get("properties")
+    return props is not None and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions)
+
+
+def _name(node: Any, exp: Any) -> str:
+    node = node.this if isinstance(node, exp.Schema) else node
+    return "" if node.args.get("db") else str(node.name).lower()
+
+
 def _statement(tree: Any, sql: str, project: str, default_dataset: tuple[str, str] | None, wh: Warehouse,
-               script: bool, exp: Any) -> Statement:
+               script: bool, exp: Any, temps: set[str] = frozenset()) -> Statement:  # type: ignore[assignment]
     kind = _statement_type(tree, exp)
     if kind is None:
         raise invalid_query(f"Syntax error: Unsupported statement {tree.key.upper()} at [1:1]")
@@ -92,7 +107,7 @@ def _statement(tree: Any, sql: str, project: str, default_dataset: tuple[str, st
         props.set("expressions", keep)
         if not keep:
             tree.set("properties", None)
-    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)} | (temps - {""})
     target_node = None
     if isinstance(tree, (exp.Create, exp.Drop)):
         target_node = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
@@ -251,17 +266,6 @@ def _information_schema(project: str, scope: str, view: str, alias: str, wh: War
                         alias=exp.TableAlias(this=exp.to_identifier(alias or view)))
 
 
-def sql_type(f: dict[str, Any]) -> str:
-    """A field's GoogleSQL type as INFORMATION_SCHEMA writes it: INT64, STRUCT<a INT64>, ARRAY<STRING>."""
-    kind = bq_type(f.get("type", "STRING"))
-    names = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL"}
-    if kind == "RECORD":
-        text = "STRUCT<" + ", ".join(f"{sub['name']} {sql_type(sub)}" for sub in f.get("fields") or []) + ">"
-    else:
-        text = names.get(kind, kind)
-    return f"ARRAY<{text}>" if f.get("mode") == "REPEATED" else text
-
-
 def _ddl(t: Any, wh: Warehouse) -> str:
     if t.kind == "VIEW":
         return f"CREATE VIEW `{t.project}.{t.dataset_id}.{t.table_id}`\nAS {t.view_query or ''};"
@@ -272,10 +276,18 @@ def _ddl(t: Any, wh: Warehouse) -> str:
 
 def _patch(tree: Any, exp: Any) -> None:
     """Where sqlglot's DuckDB output means something else than the GoogleSQL did."""
+    for node in list(tree.find_all(exp.SafeFunc)):
+        # SAFE.F(x): NULL where F would raise; sqlglot writes DuckDB a `SAFE.` prefix it does not have
+        node.replace(exp.Anonymous(this="TRY", expressions=[node.this.copy()]))
+    for node in list(tree.find_all(exp.UnixToTime)):
+        # TIMESTAMP_SECONDS/MILLIS/MICROS are TIMESTAMPs; DuckDB's EPOCH_MS and MAKE_TIMESTAMP are zone-less
+        node.replace(exp.cast(node.copy(), exp.DataType.Type.TIMESTAMPTZ))
     for node in list(tree.find_all(exp.Extract)):
         unit = node.this.name.upper() if node.this is not None else ""
         if unit == "DAYOFWEEK":  # GoogleSQL: Sunday = 1; DuckDB: Sunday = 0
             node.replace(exp.Paren(this=exp.Add(this=node.copy(), expression=exp.Literal.number(1))))
+        elif unit == "ISOWEEK":  # DuckDB's WEEK is the ISO week; it has no ISOWEEK
+            node.set("this", exp.var("WEEK"))
     for node in list(tree.find_all(exp.TimeToStr)):
         # FORMAT_TIMESTAMP(fmt, ts, zone): sqlglot's DuckDB output drops the zone (the UTC wall clock is formatted)
         zone = node.args.get("zone")

@@ -23,6 +23,17 @@ def bq_type(name: str) -> str:
     return ALIASES.get(upper, upper)
 
 
+def sql_type(f: dict[str, Any]) -> str:
+    """A field's GoogleSQL type as INFORMATION_SCHEMA writes it: INT64, STRUCT<a INT64>, ARRAY<STRING>."""
+    kind = bq_type(f.get("type", "STRING"))
+    names = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL"}
+    if kind == "RECORD":
+        text = "STRUCT<" + ", ".join(f"{sub['name']} {sql_type(sub)}" for sub in f.get("fields") or []) + ">"
+    else:
+        text = names.get(kind, kind)
+    return f"ARRAY<{text}>" if f.get("mode") == "REPEATED" else text
+
+
 def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 

@@ -191,6 +191,23 @@ def test_a_shared_modules_commands_count_only_where_it_is_run(tmp_path):
     assert reach.read(runs, source).systems("preprocess") == ["notion"]
 
 
+def test_googles_discovery_client_reaches_the_apis_a_script_builds_with_it(tmp_path):
+    """A later revision of the checkout finds its Google Cloud project through Resource Manager with googleapiclient:
+    emulated here, so no Workspace need; a script building Sheets with the same client needs Workspace; one that
+    imports the client and builds nothing by name is read as Workspace, as before."""
+    source = tmp_path / "src"
+    crm = write_task(source, "finds-project", preprocess=(
+        "from googleapiclient.discovery import build\n"
+        "def project(c):\n    return build('cloudresourcemanager', 'v3', credentials=c).projects().search().execute()\n"
+        "def whoami(c):\n    return build('oauth2', 'v2', credentials=c).userinfo().get().execute()\n"))
+    sheets = write_task(source, "sheets", preprocess="from googleapiclient.discovery import build\n"
+                                                     "build(\"sheets\", \"v4\")\n")
+    unnamed = write_task(source, "unnamed", preprocess="import googleapiclient\n")
+    assert reach.read(crm, source).systems("preprocess") == ["google-auth"]
+    assert reach.read(sheets, source).systems("preprocess") == ["google-workspace"]
+    assert reach.read(unnamed, source).systems("preprocess") == ["google-workspace"]
+
+
 @pytest.mark.checkout
 def test_the_checkout_runs_live_no_task_whose_scripts_need_an_unemulated_host():
     root = os.environ.get("TOOLATHLON_ROOT")

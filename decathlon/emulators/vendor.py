@@ -41,6 +41,9 @@ class System:
     modules: tuple[str, ...] = ()  # its client libraries: importing one (or a submodule) reaches it
     hosts: tuple[str, ...] = ()  # regexes of its API host names as code writes them
     text: tuple[str, ...] = ()  # other regexes: a CLI it runs
+    # The APIs of Google's discovery client (`googleapiclient.discovery.build("<api>", ...)`) that reach it: a script
+    # importing that generic client reaches the systems of the APIs it builds.
+    apis: tuple[str, ...] = ()
     emulator: str | None = None  # the SaaS front's emulator that answers it
     service: str | None = None  # the episode's own local service that answers it
     front: bool = False  # reached through the SaaS front (emulated there, or refused by name)

@@ -103,6 +103,19 @@ def _module_systems(module: str) -> list[str]:
     return [s.name for s in SYSTEMS if any(module == m or module.startswith(m + ".") for m in s.modules)]
 
 
+# Google's generic discovery client: what it reaches is the API a file builds with it, where the file says.
+_DISCOVERY_CLIENT = "googleapiclient"
+_BUILD = re.compile(r"\bbuild\(\s*(?:serviceName\s*=\s*)?['\"](\w+)['\"]")
+
+
+def _built_systems(text: str) -> list[str] | None:
+    """The systems of the APIs `text` builds with the discovery client; None when it builds none by name."""
+    apis = set(_BUILD.findall(text))
+    if not apis:
+        return None
+    return [s.name for s in SYSTEMS if apis & set(s.apis)]
+
+
 @functools.lru_cache(maxsize=4096)
 def _scan_file(path: Path, _mtime_ns: int, _size: int) -> _FileScan:
     text = path.read_bytes().decode("utf-8", "replace")
@@ -114,12 +127,14 @@ def _scan_file(path: Path, _mtime_ns: int, _size: int) -> _FileScan:
     for m in _IMPORT.finditer(text):
         for part in m.group(1).split(","):
             imports.append((_line(text, m.start()), 0, part.split(" as ")[0].strip(), ()))
+    built = _built_systems(text)
     for line, dots, module, names in imports:
         if dots:
             continue
         marked: set[str] = set()
         for full in (module, *(f"{module}.{n}" for n in names)):
-            for name in _module_systems(full):
+            generic = full == _DISCOVERY_CLIENT or full.startswith(_DISCOVERY_CLIENT + ".")
+            for name in (built if generic and built is not None else _module_systems(full)):
                 if name not in marked:  # `from google.cloud import bigquery, storage`: each system once, most precisely
                     marked.add(name)
                     markers.append((name, line, f"import {full}"))

@@ -11,13 +11,15 @@ VENDOR = Vendor(
     servers=("google-cloud",),
     systems=(
         System("gcp-bigquery", "BigQuery", modules=("google.cloud.bigquery",), hosts=(r"bigquery\.googleapis\.com",),
-               emulator="gcp", front=True),
+               apis=("bigquery",), emulator="gcp", front=True),
         System("gcp-storage", "Cloud Storage", modules=("google.cloud.storage",),
-               hosts=(r"storage\.googleapis\.com",), emulator="gcp", front=True),
+               hosts=(r"storage\.googleapis\.com",), apis=("storage",), emulator="gcp", front=True),
         System("google-auth", "Google sign-in",
                modules=("google.oauth2", "google.auth", "google.api_core", "google.cloud"),
-               hosts=(r"oauth2\.googleapis\.com", r"cloudresourcemanager\.googleapis\.com"), emulator="gcp",
-               front=True, quiet=True),
+               hosts=(r"oauth2\.googleapis\.com", r"cloudresourcemanager\.googleapis\.com"),
+               # A script finds its project through Resource Manager, and may ask whom it signed in as (oauth2's
+               # userinfo, on www.googleapis.com: not answered, which such scripts take as "no e-mail").
+               apis=("cloudresourcemanager", "oauth2"), emulator="gcp", front=True, quiet=True),
     ),
     credentials=Credentials(
         writer="decathlon.emulators.gcp.credentials:write", tokens="decathlon.emulators.gcp.credentials:tokens",

@@ -75,3 +75,14 @@ def test_no_vendor_host_is_spelled_outside_its_emulators_package():
                     found.append(f"{rel}:{line}: {host}")
     assert not found, "vendor hosts outside their emulator's package (read them from decathlon.emulators.registry):\n" \
         + "\n".join(found)
+
+
+def test_every_emulators_errors_share_one_root():
+    from decathlon.emulators.gcplogging.errors import ApiError as GrpcError
+    from decathlon.emulators.kit.errors import ApiError
+    from decathlon.emulators.kit.failure import ServiceError
+    from decathlon.emulators.snowflake.wire import SnowflakeError
+    from decathlon.emulators.woocommerce.errors import RestError
+    for base in (ApiError, GrpcError, SnowflakeError, RestError):
+        assert issubclass(base, ServiceError), base
+    assert isinstance(SnowflakeError(2003, "02000", "x"), ServiceError)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from decathlon.emulators.kit.failure import ServiceError
+
 
 @dataclass
-class ApiError(Exception):
+class ApiError(ServiceError):
     code: str  # a grpc.StatusCode name: "NOT_FOUND", "INVALID_ARGUMENT", ...
     message: str
 

@@ -12,11 +12,13 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
+from decathlon.emulators.kit.failure import ServiceError
+
 log = logging.getLogger("decathlon.emulators")
 
 
 @dataclass
-class ApiError(Exception):
+class ApiError(ServiceError):
     status: int
     body: Any
     headers: dict[str, str] = field(default_factory=dict)

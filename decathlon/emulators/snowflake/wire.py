@@ -10,6 +10,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from decathlon.emulators.kit.failure import ServiceError
+
 DDL_STATEMENT = 0x6000  # Snowflake's statementTypeId for DDL
 
 _STATUS_COLUMN = {
@@ -19,7 +21,7 @@ _STATUS_COLUMN = {
 
 
 @dataclass(frozen=True)
-class SnowflakeError(Exception):
+class SnowflakeError(ServiceError):
     """An error as Snowflake reports it: errno 2003 → code `002003`."""
 
     errno: int

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from decathlon.emulators.kit.failure import ServiceError
 
-class RestError(Exception):
+
+class RestError(ServiceError):
     """A WP_Error a handler returns; `data` carries `status` plus any extra keys WordPress adds."""
 
     def __init__(self, code: str, message: str, status: int | None = 400, **extra: Any) -> None:

@@ -2,6 +2,8 @@
 Cloud Resource Manager finds the episode's project as a later revision of the checkout asks it to."""
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import requests
 
 from decathlon.emulators.gcp import credentials
 from decathlon.emulators.gcp.hosts import BIGQUERY, OAUTH2, RESOURCE_MANAGER, STORAGE, host_of
+from tests.saas_venv import REPO, saas_python
 from tests.test_gcp_emulator import Emulator
 
 
@@ -80,3 +83,33 @@ def test_the_oauth_token_file_signs_in_as_google_auth_reads_it(tmp_path: Path):
     assert {"access_token", "refresh_token", "client_id", "client_secret", "scope"} <= set(token)
     assert "https://www.googleapis.com/auth/cloud-platform" in token["scope"].split()
     assert token["token_uri"] == "https://oauth2.googleapis.com/token"
+
+
+def test_a_method_google_has_and_the_emulator_lacks_is_501_not_a_missing_path(emulator):
+    """Routes are checked against Google's discovery documents (google-api-python-client's, in the saas venv)."""
+    got = requests.get(emulator.url + "/bigquery/v2/projects/p/datasets/d/routines", timeout=10)
+    assert got.status_code == 501, got.text
+    error = got.json()["error"]
+    assert error["status"] == "UNIMPLEMENTED" and "bigquery.routines.list" in error["message"]
+    nowhere = requests.get(emulator.url + "/bigquery/v2/projects/p/nothing-here", timeout=10)
+    assert nowhere.status_code == 404 and nowhere.json()["error"]["status"] == "NOT_FOUND"
+
+
+def test_the_coverage_table_counts_what_the_router_answers():
+    code = """
+from decathlon.emulators.kit import discovery
+routed = {("GET", "/bigquery/v2/projects/{}/datasets"), ("POST", "/bigquery/v2/projects/{}/datasets")}
+got = discovery.coverage("bigquery", "v2", routed)
+assert got.implemented == ("bigquery.datasets.insert", "bigquery.datasets.list"), got.implemented
+assert "bigquery.tables.get" in got.missing and got.total == len(got.implemented) + len(got.missing)
+from decathlon.emulators.gcp.coverage import table
+print(table())
+"""
+    out = subprocess.run([str(saas_python()), "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = {line.split("|")[1].strip(): line.split("|") for line in out.stdout.splitlines()[2:]}
+    assert set(rows) == {"bigquery v2", "storage v1"}
+    for cells in rows.values():
+        assert 0 < int(cells[3]) <= int(cells[2])
+    assert "routines.list" in rows["bigquery v2"][4] and "tables.get," not in rows["bigquery v2"][4]

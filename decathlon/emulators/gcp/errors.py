@@ -48,6 +48,13 @@ def unknown_path(request: web.Request) -> tuple[int, Any]:
     # The router's verdict: a known path called with a method it does not take is a 405, whose body says so too.
     if isinstance(getattr(request.match_info, "http_exception", None), web.HTTPMethodNotAllowed):
         return 405, body(405, "methodNotAllowed", f"Method Not Allowed: {request.method} {request.path}")
+    from decathlon.emulators.gcp.coverage import known_methods
+    from decathlon.emulators.kit.discovery import find
+    method = find(known_methods(), request.method, request.path)
+    if method is not None:
+        # Google has it; the emulator does not answer it. Said so, in Google's shape, rather than as a path that
+        # does not exist (which would send an agent looking for another).
+        return 501, body(501, "notImplemented", f"Method not implemented: {method.id} is not emulated by decathlon")
     return 404, body(404, "notFound", f"Not Found: {request.method} {request.path}")
 
 

@@ -1,0 +1,98 @@
+"""A vendor's own machine-readable description of its API, read from the client library that ships it: Google's
+discovery documents, as google-api-python-client carries them (googleapiclient/discovery_cache/documents). An
+emulator checks its routes against it: a method the vendor has and the emulator lacks is answered 501 in the
+vendor's shape (never taken for a path that does not exist), and its coverage is generated into the docs."""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_PARAM = re.compile(r"\{[^}]*\}")
+
+
+class DiscoveryMissing(LookupError):
+    """The client library carrying the description is not installed in this interpreter."""
+
+
+@dataclass(frozen=True)
+class Method:
+    id: str  # "bigquery.tables.list"
+    http_method: str
+    path: str  # from the host's root, parameters as `{}`: "/bigquery/v2/projects/{}/datasets"
+
+    def matches(self, http_method: str, path: str) -> bool:
+        return http_method.upper() == self.http_method and _regex(self.path).fullmatch(path) is not None
+
+
+@functools.cache
+def _regex(template: str) -> re.Pattern[str]:
+    return re.compile("/".join(_PARAM.sub("[^/]+", re.escape(part).replace(r"\{\}", "{}"))
+                               for part in template.split("/")))
+
+
+def normalize(template: str) -> str:
+    """A route template with every parameter (`{name}`, `{name:regex}`, `{+name}`) as `{}`."""
+    return _PARAM.sub("{}", template)
+
+
+def documents_dir() -> Path:
+    spec = importlib.util.find_spec("googleapiclient")
+    if spec is None or spec.origin is None:
+        raise DiscoveryMissing("google-api-python-client is not installed here (ci/servers/saas.txt pins it)")
+    return Path(spec.origin).parent / "discovery_cache" / "documents"
+
+
+@functools.cache
+def methods(api: str, version: str) -> tuple[Method, ...]:
+    path = documents_dir() / f"{api}.{version}.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DiscoveryMissing(f"no discovery document {api}.{version} in {path.parent}") from None
+    base = "/" + doc.get("servicePath", "")
+    found: list[Method] = []
+
+    def walk(node: dict) -> None:
+        for m in node.get("methods", {}).values():
+            found.append(Method(m["id"], m["httpMethod"], normalize(base + m.get("flatPath", m["path"]))))
+            upload = m.get("mediaUpload", {}).get("protocols", {}).get("simple", {}).get("path")
+            if upload:
+                found.append(Method(m["id"], m["httpMethod"], normalize(upload)))
+        for child in node.get("resources", {}).values():
+            walk(child)
+
+    walk(doc)
+    return tuple(sorted(set(found), key=lambda m: (m.id, m.path)))
+
+
+def find(api_methods: tuple[Method, ...], http_method: str, path: str) -> Method | None:
+    for m in api_methods:
+        if m.matches(http_method, path):
+            return m
+    return None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    api: str
+    version: str
+    implemented: tuple[str, ...]  # method ids
+    missing: tuple[str, ...]
+
+    @property
+    def total(self) -> int:
+        return len(self.implemented) + len(self.missing)
+
+
+def coverage(api: str, version: str, routes: set[tuple[str, str]]) -> Coverage:
+    """`routes`: the emulator's (METHOD, normalized template) pairs. A method counts as implemented when every path
+    it has (its upload path too) is routed."""
+    by_id: dict[str, list[bool]] = {}
+    for m in methods(api, version):
+        by_id.setdefault(m.id, []).append((m.http_method, m.path) in routes)
+    done = tuple(sorted(i for i, hits in by_id.items() if all(hits)))
+    return Coverage(api, version, done, tuple(sorted(i for i in by_id if i not in done)))

@@ -226,6 +226,32 @@ def test_the_snowflake_connectors_own_urllib3_reaches_the_front_under_the_http_r
     assert json.loads(out.stdout.strip().splitlines()[-1])["host"] == "xy12345.snowflakecomputing.com"
 
 
+def test_httplib2_keeps_the_fronts_proxy_under_the_http_replay_shim(front, tmp_path):
+    """googleapiclient talks through httplib2, whose vcrpy stubs made the real connection without its proxy: in a
+    rerun the Klavis-AI head's ab-testing, finding its project through Resource Manager, looked the host up itself
+    ("Temporary failure in name resolution") and its preprocess failed. It must reach the front as outside the
+    shim."""
+    from decathlon.sandbox import saas
+    from tests.saas_venv import saas_python
+    port, bundle, _ = front()
+    site = Path(__file__).resolve().parents[1] / "decathlon" / "sandbox" / "http" / "site"
+    servers = Path(os.environ.get("DECATHLON_SERVERS_DIR") or site.parents[3] / ".servers")
+    (tmp_path / "http").mkdir()
+    env = {**os.environ, "HTTPS_PROXY": f"http://127.0.0.1:{port}", "NO_PROXY": "localhost,127.0.0.1",
+           "PYTHONPATH": str(site), "DECATHLON_HTTP_MODE": "replay",
+           "DECATHLON_HTTP_DIR": str(tmp_path / "http"), "DECATHLON_HTTP_LABEL": "preprocess",
+           "DECATHLON_HTTP_SHIM": str(servers / "_http"),
+           "DECATHLON_HTTP_LIVE": ",".join([f"127.0.0.1:{port}", *saas.live_hosts()])}
+    code = ("import httplib2\n"
+            f"http = httplib2.Http(ca_certs={str(bundle)!r}, timeout=10)\n"
+            "response, body = http.request('https://cloudresourcemanager.googleapis.com/v3/projects:search')\n"
+            "print(body.decode())")
+    out = subprocess.run([str(saas_python()), "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "service": "gcp", "host": "cloudresourcemanager.googleapis.com", "path": "/v3/projects:search"}
+
+
 # Region-qualified accounts (the form real Snowflake account URLs often take) and the deeper forms
 # (cloud-qualified, privatelink): one label more than the `*.snowflakecomputing.com` wildcard covers.
 DEEP_SNOWFLAKE_HOSTS = ("xy12345.us-east-1.snowflakecomputing.com", "xy12345.us-central1.gcp.snowflakecomputing.com",

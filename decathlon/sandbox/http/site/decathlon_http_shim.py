@@ -334,6 +334,7 @@ def install_vcr(core: Core) -> list[str]:
         def _save(self, force: bool = False) -> None:
             pass  # the journal is written as interactions happen
 
+    _httplib2_keeps_its_proxy()
     cassette = ShimCassette(path=f"decathlon-http-{core.label}",
                             record_mode=RecordMode.NONE if core.replaying else RecordMode.ALL)
     builder = CassettePatcherBuilder(cassette)
@@ -356,6 +357,29 @@ def install_vcr(core: Core) -> list[str]:
             warn(f"could not patch {name}: {type(exc).__name__}: {exc}")
             failed.append(name)
     return failed
+
+
+def _httplib2_keeps_its_proxy() -> None:
+    """vcrpy's httplib2 stubs make the real connection without its `proxy_info`, so a request sent for real
+    (the SaaS front's hosts, always live) ignores the proxy every process of an episode is given and looks the
+    vendor's host up itself, which an episode cannot (googleapiclient's Resource Manager and Drive calls). The real
+    connection is made again with every argument httplib2 gave, as httplib2 itself would make it."""
+    try:
+        from vcr.patch import force_reset
+        from vcr.stubs import httplib2_stubs
+    except ImportError:
+        return  # no httplib2 in this process: nothing to keep
+    for cls in (httplib2_stubs.VCRHTTPConnectionWithTimeout, httplib2_stubs.VCRHTTPSConnectionWithTimeout):
+        stub_init = cls.__init__
+
+        def init(self: Any, *args: Any, _stub_init: Any = stub_init, **kwargs: Any) -> None:
+            _stub_init(self, *args, **kwargs)
+            if kwargs.get("proxy_info") is not None:
+                with force_reset():  # as vcrpy makes it: the real class inherits from the names it patches
+                    self.real_connection = self._baseclass(*args, **kwargs)
+                self.sock = self.real_connection.sock
+
+        cls.__init__ = init  # type: ignore[method-assign]
 
 
 # ---------------------------------------------------------------- vendored urllib3

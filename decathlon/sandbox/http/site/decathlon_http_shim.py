@@ -379,7 +379,7 @@ def _httplib2_keeps_its_proxy() -> None:
                     self.real_connection = self._baseclass(*args, **kwargs)
                 self.sock = self.real_connection.sock
 
-        cls.__init__ = init  # type: ignore[method-assign]
+        cls.__init__ = init
 
 
 # ---------------------------------------------------------------- vendored urllib3

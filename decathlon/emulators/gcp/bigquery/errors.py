@@ -20,7 +20,14 @@ class QueryError(Exception):
         return self.message
 
     def item(self) -> dict[str, str]:
-        return errors.error_item(self.reason, self.message, self.location)
+        """A job's `status.errorResult` and `status.errors` item as BigQuery writes it: reason, location, message, in
+        that order and no more (the Python client prints them so, `…; reason: invalidQuery, location: query, message:
+        …`, which is what an agent reads; the recorded runs show it)."""
+        item = {"reason": self.reason}
+        if self.location:
+            item["location"] = self.location
+        item["message"] = self.message
+        return item
 
     def api_error(self) -> ApiError:
         return errors.google_error(self.code, self.reason, self.message, self.location)

@@ -9,9 +9,8 @@ import sys
 
 from aiohttp import web
 
+from decathlon.emulators.gcp.apis import APIS
 from decathlon.emulators.kit import discovery
-
-APIS = (("bigquery", "v2"), ("storage", "v1"))
 
 
 def routes(app: web.Application) -> set[tuple[str, str]]:
@@ -22,14 +21,6 @@ def routes(app: web.Application) -> set[tuple[str, str]]:
         if template:
             out.add((route.method.upper(), discovery.normalize(template)))
     return out
-
-
-def known_methods() -> tuple[discovery.Method, ...]:
-    """Every method of the APIs the emulator serves, or none where the descriptions are not installed."""
-    try:
-        return tuple(m for api, version in APIS for m in discovery.methods(api, version))
-    except discovery.DiscoveryMissing:
-        return ()
 
 
 def table() -> str:

@@ -48,7 +48,7 @@ def unknown_path(request: web.Request) -> tuple[int, Any]:
     # The router's verdict: a known path called with a method it does not take is a 405, whose body says so too.
     if isinstance(getattr(request.match_info, "http_exception", None), web.HTTPMethodNotAllowed):
         return 405, body(405, "methodNotAllowed", f"Method Not Allowed: {request.method} {request.path}")
-    from decathlon.emulators.gcp.coverage import known_methods
+    from decathlon.emulators.gcp.apis import known_methods
     from decathlon.emulators.kit.discovery import find
     method = find(known_methods(), request.method, request.path)
     if method is not None:

@@ -1,7 +1,9 @@
 """One episode's services: each in its own process, started together, watched until the episode ends.
 
 `python -m decathlon.emulators --root ROOT --logs DIR --services mail,canvas [--home HOME]` starts
-`python -m decathlon.emulators.<name> --root ROOT` for each, waits for every `ready <name> <ports>` line,
+`python -m decathlon.emulators.<name> --root ROOT --control CONTROL/<name>.sock` for each (the grader's reset,
+snapshot, restore and seed: decathlon.emulators.kit.control; CONTROL defaults to `control/` beside DIR, in the
+services' own folder), waits for every `ready <name> <ports>` line,
 then prints one line to stdout: `ready {"services": {name: {"pid": .., "ports": {..}}}}` or
 `failed {"service": name, "reason": ..}` (and exits 1, having stopped the others).
 
@@ -50,10 +52,19 @@ def log_tail(path: Path, limit: int = LOG_TAIL) -> str:
     return data[-limit:].decode("utf-8", "replace").strip()
 
 
-def _spawn(name: str, root: Path, logs: Path, host: str, home: Path | None) -> Child:
+def control_socket(control: Path | None, name: str) -> list[str]:
+    """`--control CONTROL/<name>.sock` for an emulator (kit.control: the grader's reset, snapshot, restore and seed),
+    in the episode's services folder, the service user's alone (0700): the agent never reaches it."""
+    return [] if control is None else ["--control", str(control / f"{name}.sock")]
+
+
+def _spawn(name: str, root: Path, logs: Path, host: str, home: Path | None, control: Path | None = None) -> Child:
     log = logs / f"{name}.log"
-    # The SaaS front also writes the episode's CA bundle (HOME/saas) and starts its emulators, logging beside it.
+    # The SaaS front also writes the episode's CA bundle (HOME/saas) and starts its emulators, logging beside it
+    # (their control sockets beside the others': decathlon.emulators.front.backends).
     extra = ["--home", str(home), "--logs", str(logs)] if name == "front" and home is not None else []
+    if name != "front":
+        extra += control_socket(control, name)
     with open(log, "ab") as err:
         proc = subprocess.Popen([sys.executable, "-m", f"decathlon.emulators.{name}", "--root", str(root), "--host", host,
                                  *extra], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
@@ -128,8 +139,10 @@ def _deleted(fd: int | None) -> bool:
 
 
 def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host: str,
-              watch: Path | None = None) -> int:
+              watch: Path | None = None, control: Path | None = None) -> int:
     logs.mkdir(parents=True, exist_ok=True)
+    if control is not None:
+        control.mkdir(mode=0o700, parents=True, exist_ok=True)
     watched = _watch(watch or home)
     stopping = False
 
@@ -139,7 +152,7 @@ def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    children = [_spawn(n, root, logs, host, home) for n in names]
+    children = [_spawn(n, root, logs, host, home, control) for n in names]
     failure = _await_ready(children)
     if failure is not None or stopping:
         _stop(children)
@@ -170,9 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, help="the episode's folder (the front writes its CA bundle under it)")
     ap.add_argument("--watch", type=Path, help="stop when this folder is deleted (default: HOME)")
     ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--control", type=Path, help="the folder of the emulators' control sockets, made 0700 "
+                    "(default: control/ beside LOGS, i.e. in the services' own folder)")
     args = ap.parse_args(argv)
     names = sorted({n.strip() for n in args.services.split(",") if n.strip()})
     unknown = [n for n in names if n not in KNOWN]
     if unknown or not names:
         ap.error(f"unknown service(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(KNOWN)}")
-    return supervise(names, args.root, args.logs, args.home, args.host, args.watch)
+    control = args.control or args.logs.parent / "control"
+    return supervise(names, args.root, args.logs, args.home, args.host, args.watch, control)

@@ -1,5 +1,5 @@
 """`python -m decathlon.emulators.canvas --root DIR [--host H] [--port http=N --port https=M] [--access-log]
-[--id-floor KIND=N ...]`
+[--id-floor KIND=N ...] [--control SOCKET]`
 
 Seeds from DIR/configs/users_data.json, prints `ready canvas {"http": N, "https": M}` once both ports
 listen, serves until SIGTERM/SIGINT, then exits 0. A directory problem, a busy port or a bad option
@@ -45,7 +45,7 @@ def parse_floors(items: list[str]) -> dict[str, int]:
 
 
 async def serve(root: Path, host: str, ports: dict[str, int] | None, log_requests: bool = False,
-                id_floors: dict[str, int] | None = None, quiz_start_500: bool = True) -> int:
+                id_floors: dict[str, int] | None = None, quiz_start_500: bool = True, control: Path | None = None) -> int:
     from decathlon.emulators.canvas import start
     from decathlon.emulators.directory import DirectoryError, load_directory
     try:
@@ -62,12 +62,27 @@ async def serve(root: Path, host: str, ports: dict[str, int] | None, log_request
     except ValueError as exc:
         print(f"canvas: {exc}", file=sys.stderr)
         return 1
+    control_runner = None
+    if control is not None:  # the grader's reset/snapshot/restore/seed (decathlon.emulators.kit.control)
+        from decathlon.emulators.canvas.clock import system_clock
+        from decathlon.emulators.canvas.state import CanvasState, fresh_store
+        from decathlon.emulators.kit import control as kit_control
+        assert service.store is not None
+        state = CanvasState(service.store, lambda: fresh_store(directory, system_clock, 0, id_floors, quiz_start_500))
+        try:
+            control_runner = await kit_control.serve(state, control)
+        except OSError as exc:
+            print(f"canvas: cannot serve the control socket {control}: {exc}", file=sys.stderr)
+            await service.close()
+            return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     print(f"ready canvas {json.dumps(service.ports)}", flush=True)
     await stop.wait()
+    if control_runner is not None:
+        await control_runner.cleanup()
     await service.close()
     return 0
 
@@ -82,9 +97,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="the next id of KIND (course, quiz, assignment, ...) is N+1")
     p.add_argument("--quiz-start-ok", action="store_true",
                    help="answer a quiz start with 200 as Canvas does, not with the 500 of Toolathlon's deployment")
+    p.add_argument("--control", type=Path, help="a Unix socket for the grader's control app (made 0600)")
     a = p.parse_args(argv)
     return asyncio.run(serve(a.root, a.host, parse_ports(a.port), a.access_log, parse_floors(a.id_floor),
-                             not a.quiz_start_ok))
+                             not a.quiz_start_ok, a.control))
 
 
 if __name__ == "__main__":

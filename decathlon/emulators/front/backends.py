@@ -38,8 +38,11 @@ def _tail(path: Path) -> str:
 
 
 class Backends:
-    def __init__(self, python: str, root: Path, logs: Path) -> None:
+    def __init__(self, python: str, root: Path, logs: Path, control: Path | None = None) -> None:
         self.python, self.root, self.logs = python, root, logs
+        # Each emulator's control socket (kit.control: the grader's reset, snapshot, restore and seed), beside the
+        # local services' (the supervisor's --control): in the services' own folder, which the agent never reaches.
+        self.control = control if control is not None else logs.parent / "control"
         self._backends: dict[str, Backend] = {}
         self.stopping = False
 
@@ -59,10 +62,12 @@ class Backends:
         assert b.ready is not None
         log = self.logs / f"{b.name}.log"
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        self.control.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             with open(log, "ab") as err:
                 b.proc = await asyncio.create_subprocess_exec(
                     self.python, "-m", f"decathlon.emulators.{b.name}", "--root", str(self.root),
+                    "--control", str(self.control / f"{b.name}.sock"),
                     stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=err, env=env)
             assert b.proc.stdout is not None
             line = await asyncio.wait_for(b.proc.stdout.readline(), START_TIMEOUT)

@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import grpc  # type: ignore[import-not-found,import-untyped,unused-ignore]
@@ -145,7 +146,8 @@ def _unary(path: str, method: Method) -> Callable[[bytes, Any], Any]:
     return behaviour
 
 
-async def serve(host: str, port: int, clock: Clock = system_clock, ids: Ids | None = None) -> int:
+async def serve(host: str, port: int, clock: Clock = system_clock, ids: Ids | None = None,
+                control: Path | None = None) -> int:
     ids = ids or Ids()
     store = Store(lambda name, retention, locked: new_bucket(clock, name, retention, locked))
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
@@ -161,11 +163,24 @@ async def serve(host: str, port: int, clock: Clock = system_clock, ids: Ids | No
         print(f"{NAME}: cannot listen on {address}", file=sys.stderr)
         return 1
     await server.start()
+    control_runner = None
+    if control is not None:  # the grader's reset/snapshot/restore/seed (decathlon.emulators.kit.control)
+        from decathlon.emulators.kit import control as kit_control
+
+        from .state import LoggingState
+        try:
+            control_runner = await kit_control.serve(LoggingState(store, ids), control)
+        except OSError as exc:
+            print(f"{NAME}: cannot serve the control socket {control}: {exc}", file=sys.stderr)
+            await server.stop(grace=0)
+            return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     print(f"ready {NAME} {json.dumps({'grpc': bound})}", flush=True)
     await stop.wait()
+    if control_runner is not None:
+        await control_runner.cleanup()
     await server.stop(grace=1)
     return 0

@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import random
+import struct
 from collections import defaultdict
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -77,8 +78,8 @@ class Codec:
         if isinstance(value, (bytes, bytearray, memoryview)):
             return self._bytes(bytes(value))
         if isinstance(value, random.Random):
-            version, internal, gauss = value.getstate()
-            return {"$random": [version, list(internal), gauss]}
+            version, internal, gauss = value.getstate()  # Mersenne Twister: 624 words and a position
+            return {"$random": [version, base64.b64encode(struct.pack(f">{len(internal)}I", *internal)).decode(), gauss]}
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             name = type(value).__name__
             if self.types.get(name) is not type(value):
@@ -174,8 +175,9 @@ class Codec:
         if tag == "$blob":
             return self._blob(body)
         if tag == "$random":
+            raw = base64.b64decode(body[1], validate=True)
             rng = random.Random()
-            rng.setstate((body[0], tuple(body[1]), body[2]))
+            rng.setstate((body[0], struct.unpack(f">{len(raw) // 4}I", raw), body[2]))
             return rng
         raise PlainError(f"unknown tag {tag!r}")
 

@@ -1,4 +1,4 @@
-"""`python -m decathlon.emulators.snowflake --root ROOT [--host H] [--port N]`."""
+"""`python -m decathlon.emulators.snowflake --root ROOT [--host H] [--port N] [--control SOCKET]`."""
 from __future__ import annotations
 
 import argparse
@@ -16,8 +16,9 @@ def main(argv: list[str] | None = None) -> int:
                         "(Snowflake starts empty)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 (the default): any free port, reported on the ready line")
+    p.add_argument("--control", type=Path, help="a Unix socket for the grader's control app (made 0600)")
     args = p.parse_args(argv)
-    return run(args.host, args.port, args.root)
+    return run(args.host, args.port, args.root, args.control)
 
 
 if __name__ == "__main__":

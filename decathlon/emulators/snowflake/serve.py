@@ -57,7 +57,7 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _serve(loader: _Loader, sock: socket.socket) -> int:
+async def _serve(loader: _Loader, sock: socket.socket, control: Path | None = None) -> int:
     import uvicorn  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -76,6 +76,25 @@ async def _serve(loader: _Loader, sock: socket.socket) -> int:
         await asyncio.sleep(0.002)
     if serving.done():
         return 1
+    control_runner = None
+    if control is not None:  # the grader's reset/snapshot/restore/seed (decathlon.emulators.kit.control)
+        from decathlon.emulators.kit import control as kit_control
+
+        from .state import SnowflakeState
+
+        async def app_module() -> Any:
+            await asyncio.wrap_future(loader.future)  # the app is loaded on a thread; its state needs it
+            from . import app
+            return app
+
+        try:
+            control_runner = await kit_control.serve(SnowflakeState(app_module, loader.root / "snowflake-stage"),
+                                                     control)
+        except OSError as exc:
+            print(f"{NAME}: cannot serve the control socket {control}: {exc}", file=sys.stderr)
+            server.should_exit = True
+            await serving
+            return 1
     print(f"ready {NAME} {json.dumps({'http': sock.getsockname()[1]})}", flush=True)
 
     def stop_on_failed_load(future: concurrent.futures.Future[Any]) -> None:
@@ -84,10 +103,12 @@ async def _serve(loader: _Loader, sock: socket.socket) -> int:
 
     loader.future.add_done_callback(stop_on_failed_load)
     await serving
+    if control_runner is not None:
+        await control_runner.cleanup()
     return 1 if loader.future.done() and loader.future.exception() is not None else 0
 
 
-def run(host: str, port: int, root: Path) -> int:
+def run(host: str, port: int, root: Path, control: Path | None = None) -> int:
     loader = _Loader(root)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=f"{NAME}: %(levelname)s %(name)s: %(message)s")
     try:
@@ -95,4 +116,4 @@ def run(host: str, port: int, root: Path) -> int:
     except OSError as exc:
         print(f"{NAME}: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
-    return asyncio.run(_serve(loader, sock))
+    return asyncio.run(_serve(loader, sock, control))

@@ -80,7 +80,9 @@ class AgentClock:
             start = datetime.strptime(self.env["FAKETIME"].lstrip("@"), _STAMP)
         except (KeyError, ValueError):
             return dict(self.env)  # not a start-at clock of ours: passed on as it is
-        elapsed = max(0, int((time.monotonic() if now is None else now) - self.origin))
+        # Rounded to the microsecond before the whole seconds are taken: `origin + n` less `origin` in floating
+        # point can fall a hair short of n, which would set the clock a second behind.
+        elapsed = max(0, int(round((time.monotonic() if now is None else now) - self.origin, 6)))
         return {**self.env, "FAKETIME": "@" + (start + timedelta(seconds=elapsed)).strftime(_STAMP)}
 
 

@@ -160,7 +160,7 @@ def test_mail_state(start: Callable[..., Emulator]) -> None:
         with smtplib.SMTP("127.0.0.1", e.ports["smtp"], timeout=30) as s:
             s.login(sender["email"], sender["password"])
             s.sendmail(sender["email"], [reader["email"]], f"From: {sender['email']}\r\nTo: {reader['email']}\r\n"
-                       f"Subject: {subject}\r\n\r\nhello\r\n")
+                       f"Subject: {subject}\r\n\r\nhello\r\nFrom the start\r\n>From quoted\r\n")
 
     def imap() -> imaplib.IMAP4:
         m = imaplib.IMAP4("127.0.0.1", e.ports["imap"], timeout=30)
@@ -202,8 +202,11 @@ def test_mail_state(start: Callable[..., Emulator]) -> None:
         return [x for x in r if "UIDVALIDITY" not in repr(x)]
 
     cycle(e, fill, change, reads, without_uidvalidity)
-    files = sorted(p.name for p in (e.control / "one").rglob("*.eml"))
-    assert len(files) == 3, files  # two in INBOX, one copied to Archive
+    folders = json.loads((e.control / "one" / "mail" / reader["email"] / "folders.json").read_text())
+    assert [(f["name"], len(f["messages"])) for f in folders][:1] + [(f["name"], len(f["messages"])) for f in folders
+                                                                      if f["name"] == "Archive"] == [("INBOX", 2),
+                                                                                                     ("Archive", 1)]
+    assert b"\n>From the start" in (e.control / "one" / "mail" / reader["email"] / "INBOX.mbox").read_bytes()
 
 
 # --- the SaaS emulators (their own virtualenv; the vendors' clients) ------------------------------------------------

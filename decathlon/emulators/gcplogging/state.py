@@ -90,10 +90,13 @@ class LoggingState(FolderState):
         for i, doc in enumerate(self._list(path)):
             if not isinstance(doc, dict) or not isinstance(doc.get("parent"), str):
                 raise StateError(f"{path}, entry {i}: an object with \"parent\" (projects/P) and \"entry\"", "bad_file")
-            entry = _message(doc.get("entry"), m.LogEntry, f"{path}, entry {i}")
+            raw = doc.get("entry")
+            entry = _message(raw, m.LogEntry, f"{path}, entry {i}")
             given = doc.get("seq")
             seq: int = given if isinstance(given, int) else self.store.next_seq
-            self.store.entries.append(_stored(seq, doc["parent"], entry))
+            # The JSON kept is the entry's REST shape, which filters read: parsed once, not printed again.
+            self.store.entries.append(_stored(seq, doc["parent"], entry,
+                                              raw if isinstance(raw, dict) and "protobuf" not in raw else None))
             self.store.next_seq = max(self.store.next_seq, seq + 1)
         path = part(folder, "counters.json", seed)
         if path is not None:
@@ -115,10 +118,10 @@ class LoggingState(FolderState):
         return docs
 
 
-def _stored(seq: int, parent: str, entry: Any) -> Any:
+def _stored(seq: int, parent: str, entry: Any, doc: dict[str, Any] | None) -> Any:
     from datetime import timezone
 
     from .store import StoredEntry
 
     at = entry.timestamp.ToDatetime(tzinfo=timezone.utc)
-    return StoredEntry(seq, parent, entry.log_name, at, entry, entry_doc(entry))
+    return StoredEntry(seq, parent, entry.log_name, at, entry, doc if doc is not None else entry_doc(entry))

@@ -1,11 +1,13 @@
 """The mail service's state as a folder (decathlon.emulators.kit.state): every account whose folders exist (an
 account is made on its first login or delivery), each folder with its messages as .eml files.
 
-    mail/<address>/folders.json         [{"name", "subscribed", "uid_validity", "next_uid",
-                                          "messages": [{"uid", "file", "flags", "internal_date", "recent"}]}]
-    mail/<address>/<folder>/<uid>.eml   a message's bytes, as delivered or appended
+    mail/<address>/folders.json     [{"name", "subscribed", "uid_validity", "next_uid", "mbox",
+                                      "messages": [{"uid", "flags", "internal_date", "recent"}]}]
+    mail/<address>/<folder>.mbox    the folder's messages in that order, mboxrd (a `From ` line before each, a
+                                    blank line after, body lines `From `/`>From ` quoted with one more `>`)
 
-Addresses and folder names are %-quoted into one path component each. UIDs, UIDVALIDITY and the next UID are kept,
+One file per folder, not per message: creating files is what a snapshot would spend its time on. Addresses and
+folder names are %-quoted into one path component each. UIDs, UIDVALIDITY and the next UID are kept,
 so a client that remembered them finds the same messages after a restore. A seed may hold any accounts of the
 task's directory (another address is refused) and leave `uid_validity`/`next_uid` out.
 
@@ -15,6 +17,7 @@ reconnect.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,27 @@ from .store import MailStore
 
 NAME = "mail"
 FOLDERS = "folders.json"
+
+
+_FROM_LINE = b"From MAILER-DAEMON Thu Jan  1 00:00:00 1970\n"
+_QUOTED = re.compile(rb"^(>*From )", re.MULTILINE)
+_UNQUOTE = re.compile(rb"^>(>*From )", re.MULTILINE)
+_SEPARATOR = re.compile(rb"^From [^\n]*\n", re.MULTILINE)
+
+
+def _mbox_entry(message: bytes) -> bytes:
+    return _FROM_LINE + _QUOTED.sub(rb">\1", message) + b"\n"
+
+
+def _mbox_messages(data: bytes) -> list[bytes]:
+    """The messages of an mboxrd file as `_mbox_entry` writes them (a `From ` line opens each; quoted lines are not)."""
+    starts = [m for m in _SEPARATOR.finditer(data)]
+    out = []
+    for i, m in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(data)
+        body = data[m.end():end]
+        out.append(_UNQUOTE.sub(rb"\1", body[:-1] if body.endswith(b"\n") else body))
+    return out
 
 
 def _component(name: str) -> str:
@@ -54,19 +78,18 @@ class MailState(FolderState):
             # In the order they were made (LIST shows them so), as pymap's dict backend holds them.
             subscribed = {n for n, on in mailboxes._subscribed.items() if on}
             docs = []
+            base.mkdir(parents=True, exist_ok=True)
             for name in ["INBOX", *mailboxes._set]:
                 box = await mailboxes.get_mailbox(name)
-                messages = []
+                messages, mbox = [], []
                 async for msg in box.messages():
-                    rel = f"{_component(name)}/{msg.uid}.eml"
-                    data = bytes(await msg.load_content(FetchRequirement.CONTENT))
-                    (base / rel).parent.mkdir(parents=True, exist_ok=True)
-                    (base / rel).write_bytes(data)
-                    messages.append({"uid": msg.uid, "file": rel,
-                                     "flags": sorted(str(f) for f in msg.permanent_flags),
+                    mbox.append(_mbox_entry(bytes(await msg.load_content(FetchRequirement.CONTENT))))
+                    messages.append({"uid": msg.uid, "flags": sorted(str(f) for f in msg.permanent_flags),
                                      "internal_date": msg.internal_date.isoformat(), "recent": msg.recent})
+                rel = f"{_component(name)}.mbox"
+                (base / rel).write_bytes(b"".join(mbox))
                 docs.append({"name": name, "subscribed": name in subscribed, "uid_validity": box.uid_validity,
-                             "next_uid": box._max_uid + 1, "messages": messages})
+                             "next_uid": box._max_uid + 1, "mbox": rel, "messages": messages})
             write_json(base / FOLDERS, docs)
 
     async def _load(self, folder: Path, seed: bool) -> None:
@@ -101,14 +124,24 @@ class MailState(FolderState):
 
     def _fill(self, box: MailboxData, account: Path, doc: dict[str, Any]) -> None:
         where = f"{account / FOLDERS}, folder {doc['name']!r}"
+        listed = doc.get("messages") or []
+        rel = doc.get("mbox")
+        if rel is None and not listed:
+            return
+        if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts or not isinstance(listed, list):
+            raise StateError(f"{where}: \"mbox\" must name a file in the account's folder, \"messages\" list them",
+                             "bad_file")
+        try:
+            literals = _mbox_messages((account / rel).read_bytes())
+        except OSError as exc:
+            raise StateError(f"{where}: {exc}", "bad_file") from None
+        if len(literals) != len(listed):
+            raise StateError(f"{where}: {rel} holds {len(literals)} messages, \"messages\" lists {len(listed)}",
+                             "bad_file")
         uids = []
-        for i, m in enumerate(doc.get("messages") or []):
+        for i, (m, literal) in enumerate(zip(listed, literals)):
             try:
                 uid = int(m.get("uid") or box._max_uid + 1)
-                rel = m["file"]
-                if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts:
-                    raise ValueError(f"{rel!r} is not a path inside the account's folder")
-                literal = (account / rel).read_bytes()
                 when = datetime.fromisoformat(m["internal_date"]) if m.get("internal_date") else self.store.clock()
                 flags = frozenset(Flag(f) for f in m.get("flags") or [])
             except (KeyError, TypeError, ValueError, OSError, AttributeError) as exc:

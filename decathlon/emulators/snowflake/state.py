@@ -4,7 +4,8 @@ shared DuckDB (one attached catalog per database):
     snowflake/databases.json    each database: its schemas, each with its tables (DuckDB's exact columns and the
                                 rows' file) and views (DuckDB's SQL)
     snowflake/tables/DB/SCHEMA/TABLE.parquet   a table's rows, in their stored order
-    snowflake/global/NAME.parquet              fakesnow's own side tables (comments, stages, file formats, users)
+    snowflake/global/NAME.parquet              fakesnow's own side tables (comments, stages, file formats, users),
+                                               those that hold rows
     snowflake/stage/...         the files PUT into stages (the episode's stage folder)
 
 A database is made again as fakesnow makes one (its information_schema views and macros), then its schemas and
@@ -92,6 +93,8 @@ class SnowflakeState(FolderState):
         try:
             docs = [self._database_doc(duck, name, out) for name in self._databases(duck)]
             for table in self._global_tables(duck):
+                if not duck.execute(f"SELECT count(*) FROM {GLOBAL}.{_META_SCHEMA}.{_q(table)}").fetchone()[0]:
+                    continue  # an empty side table is what a reset leaves: no file for it
                 _write_parquet(duck, f"{GLOBAL}.{_META_SCHEMA}.{_q(table)}", self._columns(duck, GLOBAL, _META_SCHEMA,
                                table), out / "global" / f"{_file(table)}.parquet")
         finally:

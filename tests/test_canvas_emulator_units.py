@@ -157,7 +157,7 @@ def test_cli_prints_ready_serves_both_ports_and_stops_on_sigterm(tmp_path):
 def test_cli_refuses_a_missing_directory_and_bad_ports(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "decathlon.emulators.canvas", "--root", str(tmp_path)], cwd=REPO,
                           capture_output=True, text=True, timeout=20, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert proc.returncode == 1 and "users_data.json" in proc.stderr and proc.stdout == ""
+    assert proc.returncode == 2 and "users_data.json" in proc.stderr and proc.stdout == ""
     proc = subprocess.run([sys.executable, "-m", "decathlon.emulators.canvas", "--root", str(tmp_path), "--port", "ftp=1"],
                           cwd=REPO, capture_output=True, text=True, timeout=20, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode != 0 and "--port" in proc.stderr

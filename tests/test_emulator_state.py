@@ -483,8 +483,8 @@ def test_the_fronts_emulators_get_their_control_sockets(tmp_path: Path) -> None:
 
 
 def test_the_supervisor_passes_control_sockets() -> None:
-    from decathlon.emulators import supervisor
+    from decathlon.emulators.kit import spawn
 
-    assert supervisor.control_socket(Path("/h/services/control"), "mail") == ["--control",
-                                                                               "/h/services/control/mail.sock"]
-    assert supervisor.control_socket(None, "mail") == []
+    assert spawn.command("py", "mail", Path("/r"), control=Path("/h/services/control"))[-2:] == [
+        "--control", "/h/services/control/mail.sock"]
+    assert "--control" not in spawn.command("py", "mail", Path("/r"))

@@ -544,7 +544,7 @@ def test_cli_prints_ready_serves_and_exits_0_on_sigterm(tmp_path):
 
 @pytest.mark.parametrize("args,code,message", [
     (["--root", "{missing}"], 2, "users_data.json is missing"),
-    (["--root", "{root}", "--port", "pop3=1"], 2, "expected NAME=PORT"),
+    (["--root", "{root}", "--port", "pop3=1"], 2, "--port takes NAME=N with NAME one of imap, smtp, smtp-mx"),
 ])
 def test_cli_bad_input_is_a_clear_error(tmp_path, args, code, message):
     (tmp_path / "ok").mkdir()

@@ -100,7 +100,7 @@ def test_an_emulator_that_dies_mid_episode_is_named(task_api, tmp_path):
     line = next(x for x in (logs / "front.log").read_text().splitlines() if "snowflake emulator is ready" in x)
     os.kill(int(line.split("(pid ")[1].rstrip(")")), signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while "killed by signal 9" not in (logs / "front.log").read_text() and time.monotonic() < deadline:
+    while "killed by SIGKILL" not in (logs / "front.log").read_text() and time.monotonic() < deadline:
         time.sleep(0.1)
     err = task_api.error("evaluate", "--messages", _messages(tmp_path), "--status", "success")
     assert err["kind"] == "service_died", err

@@ -176,7 +176,7 @@ def test_an_emulator_that_dies_takes_the_front_down_naming_it(front, tmp_path):
     os.kill(pid, signal.SIGKILL)
     assert proc.wait(10) == 3
     assert "the snowflake emulator" in (tmp_path / "logs" / "front.log").read_text()
-    assert "killed by signal 9" in (tmp_path / "logs" / "front.log").read_text()
+    assert "killed by SIGKILL" in (tmp_path / "logs" / "front.log").read_text()
 
 
 @needs_curl

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from decathlon.emulators import registry
+from decathlon.emulators.kit import spawn
 from decathlon.tape.store import write_atomic
 
 KNOWN = (*(v.name for v in registry.service_vendors()), "front")
-START_TIMEOUT = float(os.environ.get("DECATHLON_SERVICE_START_TIMEOUT", "20"))
-LOG_TAIL = 2000
+START_TIMEOUT = spawn.START_TIMEOUT
 
 
 @dataclass
@@ -44,40 +44,16 @@ class Child:
     buffer: bytes = b""
 
 
-def log_tail(path: Path, limit: int = LOG_TAIL) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return ""
-    return data[-limit:].decode("utf-8", "replace").strip()
-
-
-def control_socket(control: Path | None, name: str) -> list[str]:
-    """`--control CONTROL/<name>.sock` for an emulator (kit.control: the grader's reset, snapshot, restore and seed),
-    in the episode's services folder, the service user's alone (0700): the agent never reaches it."""
-    return [] if control is None else ["--control", str(control / f"{name}.sock")]
-
-
 def _spawn(name: str, root: Path, logs: Path, host: str, home: Path | None, control: Path | None = None) -> Child:
     log = logs / f"{name}.log"
     # The SaaS front also writes the episode's CA bundle (HOME/saas) and starts its emulators, logging beside it
-    # (their control sockets beside the others': decathlon.emulators.front.backends).
+    # (their control sockets beside the others': decathlon.emulators.front.backends); it has no state of its own.
     extra = ["--home", str(home), "--logs", str(logs)] if name == "front" and home is not None else []
-    if name != "front":
-        extra += control_socket(control, name)
     with open(log, "ab") as err:
-        proc = subprocess.Popen([sys.executable, "-m", f"decathlon.emulators.{name}", "--root", str(root), "--host", host,
-                                 *extra], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
+        proc = subprocess.Popen(spawn.command(sys.executable, name, root, host=host,
+                                                 control=None if name == "front" else control, extra=extra),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
     return Child(name, proc, log)
-
-
-def _how(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with code {code}"
 
 
 def _stop(children: list[Child], grace: float = 2.0) -> None:
@@ -111,15 +87,15 @@ def _await_ready(children: list[Child]) -> str | None:
             chunk = os.read(fd, 4096)
             if not chunk:
                 c.proc.wait()
-                return json.dumps({"service": c.name, "reason": f"{_how(c.proc.returncode)} before it was ready",
-                                   "log_tail": log_tail(c.log)})
+                return json.dumps({"service": c.name, "reason": f"{spawn.how(c.proc.returncode)} before it was ready",
+                                   "log_tail": spawn.log_tail(c.log)})
             c.buffer += chunk
             if b"\n" in c.buffer:
                 line = c.buffer.split(b"\n", 1)[0].decode("utf-8", "replace")
-                parts = line.split(" ", 2)
-                if len(parts) != 3 or parts[0] != "ready" or parts[1] != c.name:
-                    return json.dumps({"service": c.name, "reason": f"said {line[:200]!r} instead of `ready {c.name} …`"})
-                c.ports = {str(k): int(v) for k, v in json.loads(parts[2]).items()}
+                try:
+                    c.ports = spawn.parse_ready(line, c.name)
+                except spawn.NotReady as exc:
+                    return json.dumps({"service": c.name, "reason": str(exc)})
                 c.ready = True
                 del pending[fd]
     return None
@@ -167,7 +143,7 @@ def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host:
         for c in children:
             code = c.proc.poll()
             if code is not None and c.name not in died:
-                died[c.name] = {"how": _how(code), "log_tail": log_tail(c.log)}
+                died[c.name] = {"how": spawn.how(code), "log_tail": spawn.log_tail(c.log)}
                 write_atomic(logs / "died.json", json.dumps(died, sort_keys=True))
         if _deleted(watched):
             break

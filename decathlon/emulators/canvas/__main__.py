@@ -1,19 +1,15 @@
 """`python -m decathlon.emulators.canvas --root DIR [--host H] [--port http=N --port https=M] [--access-log]
-[--id-floor KIND=N ...] [--control SOCKET]`
+[--id-floor KIND=N ...] [--quiz-start-ok] [--control SOCKET]` (decathlon.emulators.kit.runtime)
 
 Seeds from DIR/configs/users_data.json, prints `ready canvas {"http": N, "https": M}` once both ports
-listen, serves until SIGTERM/SIGINT, then exits 0. A directory problem, a busy port or a bad option
-exits non-zero with the reason on stderr.
+listen, serves until SIGTERM/SIGINT, then exits 0. A directory problem or a bad option exits 2, a busy port 1, with
+the reason on stderr.
 """
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import os
-import signal
 import sys
-from pathlib import Path
 
 # aiohttp builds its *client* TLS contexts when imported, reading the system CA bundle: a sixth of
 # the start-up budget. This process makes no outgoing TLS connection (its own certificate is loaded
@@ -21,17 +17,9 @@ from pathlib import Path
 if "SSL_CERT_FILE" not in os.environ and "SSL_CERT_DIR" not in os.environ:
     os.environ["SSL_CERT_FILE"] = os.devnull
 
+from decathlon.emulators.kit.runtime import Emulator, Options, Running, SetupError, main  # noqa: E402
 
-def parse_ports(items: list[str]) -> dict[str, int] | None:
-    if not items:
-        return None
-    ports: dict[str, int] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or name not in ("http", "https") or not value.isdigit():
-            raise SystemExit(f"canvas: --port expects http=N or https=N, got {item!r}")
-        ports[name] = int(value)
-    return {"http": 10001, "https": 20001, **ports}
+PORTS = {"http": 10001, "https": 20001}
 
 
 def parse_floors(items: list[str]) -> dict[str, int]:
@@ -39,69 +27,43 @@ def parse_floors(items: list[str]) -> dict[str, int]:
     for item in items:
         kind, sep, value = item.partition("=")
         if not sep or not value.isdigit():
-            raise SystemExit(f"canvas: --id-floor expects KIND=N, got {item!r}")
+            raise SetupError(f"--id-floor expects KIND=N, got {item!r}")
         floors[kind] = int(value)
     return floors
 
 
-async def serve(root: Path, host: str, ports: dict[str, int] | None, log_requests: bool = False,
-                id_floors: dict[str, int] | None = None, quiz_start_500: bool = True, control: Path | None = None) -> int:
-    from decathlon.emulators.canvas import start
-    from decathlon.emulators.directory import DirectoryError, load_directory
-    try:
-        directory = load_directory(root)
-    except DirectoryError as exc:
-        print(f"canvas: {exc}", file=sys.stderr)
-        return 1
-    try:
-        service = await start(directory, host, ports, log_requests=log_requests, id_floors=id_floors,
-                              quiz_start_500=quiz_start_500)
-    except OSError as exc:
-        print(f"canvas: cannot listen: {exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:
-        print(f"canvas: {exc}", file=sys.stderr)
-        return 1
-    control_runner = None
-    if control is not None:  # the grader's reset/snapshot/restore/seed (decathlon.emulators.kit.control)
-        from decathlon.emulators.canvas.clock import system_clock
-        from decathlon.emulators.canvas.state import CanvasState, fresh_store
-        from decathlon.emulators.kit import control as kit_control
-        assert service.store is not None
-        state = CanvasState(service.store, lambda: fresh_store(directory, system_clock, 0, id_floors, quiz_start_500))
-        try:
-            control_runner = await kit_control.serve(state, control)
-        except OSError as exc:
-            print(f"canvas: cannot serve the control socket {control}: {exc}", file=sys.stderr)
-            await service.close()
-            return 1
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    print(f"ready canvas {json.dumps(service.ports)}", flush=True)
-    await stop.wait()
-    if control_runner is not None:
-        await control_runner.cleanup()
-    await service.close()
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m decathlon.emulators.canvas", description=__doc__)
-    p.add_argument("--root", type=Path, required=True, help="task root holding configs/users_data.json")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", action="append", default=[], metavar="NAME=N", help="http=N and/or https=N")
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--access-log", action="store_true", help="log each request's method, path and status to stderr")
     p.add_argument("--id-floor", action="append", default=[], metavar="KIND=N",
                    help="the next id of KIND (course, quiz, assignment, ...) is N+1")
     p.add_argument("--quiz-start-ok", action="store_true",
                    help="answer a quiz start with 200 as Canvas does, not with the 500 of Toolathlon's deployment")
-    p.add_argument("--control", type=Path, help="a Unix socket for the grader's control app (made 0600)")
-    a = p.parse_args(argv)
-    return asyncio.run(serve(a.root, a.host, parse_ports(a.port), a.access_log, parse_floors(a.id_floor),
-                             not a.quiz_start_ok, a.control))
 
+
+async def _start(options: Options) -> Running:
+    from decathlon.emulators.canvas import start
+    from decathlon.emulators.canvas.clock import system_clock
+    from decathlon.emulators.canvas.state import CanvasState, fresh_store
+    from decathlon.emulators.directory import DirectoryError, load_directory
+    extra = options.extra
+    floors = parse_floors(extra.id_floor)
+    try:
+        directory = load_directory(options.root)
+    except DirectoryError as exc:
+        raise SetupError(str(exc)) from None
+    quiz_start_500 = not extra.quiz_start_ok
+    try:
+        service = await start(directory, options.host, {**PORTS, **options.ports}, log_requests=extra.access_log,
+                              id_floors=floors, quiz_start_500=quiz_start_500)
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
+    assert service.store is not None
+    state = CanvasState(service.store, lambda: fresh_store(directory, system_clock, 0, floors, quiz_start_500))
+    return Running(service.ports, service.close, state)
+
+
+EMULATOR = Emulator("canvas", "Serve an emulated Canvas LMS (REST /api/v1, HTTP and HTTPS) until SIGTERM.",
+                    tuple(PORTS), _start, _arguments, root_help="task root holding configs/users_data.json")
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(EMULATOR))

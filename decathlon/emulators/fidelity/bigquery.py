@@ -32,6 +32,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from decathlon.emulators.gcp.hosts import BIGQUERY as BIGQUERY_HOST
 from decathlon.emulators.fidelity.recorded import Exchange, NotALiteral, exchanges, python_value
 
 PREFIX = "google-cloud-bigquery_"
@@ -279,7 +280,7 @@ def normalize(text: str) -> str:
     text = re.sub(r"^Job ID: \S+$", "Job ID: <job>", text, flags=re.M)
     text = re.sub(r"^Bytes processed: \d+, Execution time: \d+ms$", "Bytes processed: <n>, Execution time: <t>",
                   text, flags=re.M)
-    text = re.sub(r"https?://[^/\s]+/bigquery/", "https://bigquery.googleapis.com/bigquery/", text)
+    text = re.sub(r"https?://[^/\s]+/bigquery/", f"https://{BIGQUERY_HOST}/bigquery/", text)
     text = re.sub(r"^(Created|Modified): .*$", r"\1: <time>", text, flags=re.M)
     return text.strip()
 

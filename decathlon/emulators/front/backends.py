@@ -6,14 +6,15 @@ clients getting refused connections the agent would be blamed for."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-START_TIMEOUT = float(os.environ.get("DECATHLON_SERVICE_START_TIMEOUT", "20"))
+from decathlon.emulators.kit import spawn
+
+START_TIMEOUT = spawn.START_TIMEOUT
 LOG_TAIL = 1500
 
 
@@ -31,10 +32,7 @@ class Backend:
 
 
 def _tail(path: Path) -> str:
-    try:
-        return path.read_bytes()[-LOG_TAIL:].decode("utf-8", "replace").strip()
-    except OSError:
-        return ""
+    return spawn.log_tail(path, LOG_TAIL)
 
 
 class Backends:
@@ -66,20 +64,17 @@ class Backends:
         try:
             with open(log, "ab") as err:
                 b.proc = await asyncio.create_subprocess_exec(
-                    self.python, "-m", f"decathlon.emulators.{b.name}", "--root", str(self.root),
-                    "--control", str(self.control / f"{b.name}.sock"),
+                    *spawn.command(self.python, b.name, self.root, control=self.control),
                     stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=err, env=env)
             assert b.proc.stdout is not None
             line = await asyncio.wait_for(b.proc.stdout.readline(), START_TIMEOUT)
             text = line.decode("utf-8", "replace").strip()
-            parts = text.split(" ", 2)
-            if len(parts) != 3 or parts[:2] != ["ready", b.name]:
-                raise BackendError(f"said {text[:200]!r} instead of `ready {b.name} …`" if text else
-                                   f"exited ({await b.proc.wait()}) before it was ready")
-            ports = {str(k): int(v) for k, v in json.loads(parts[2]).items()}
+            if not text:
+                raise BackendError(f"{spawn.how(await b.proc.wait())} before it was ready")
+            ports = spawn.parse_ready(text, b.name)
             b.port = ports.get("http") or ports.get("grpc") or 0
             if not b.port:
-                raise BackendError(f"reported no port: {text[:200]}")
+                raise BackendError(f"reported neither an http nor a grpc port: {text[:200]}")
         except (OSError, ValueError, BackendError, asyncio.TimeoutError) as exc:
             reason = f"not ready within {START_TIMEOUT:.0f} s" if isinstance(exc, asyncio.TimeoutError) else str(exc)
             message = f"the {b.name} emulator did not start: {reason}; log tail: {_tail(log)}"
@@ -98,7 +93,7 @@ class Backends:
         code = await b.proc.wait()
         if self.stopping:
             return
-        how = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        how = spawn.how(code)
         # Its log tail first, the verdict last: whoever reads the end of this log (the episode's service check)
         # sees which emulator died.
         print(f"front: log tail of the {b.name} emulator: {_tail(self.logs / f'{b.name}.log')}", file=sys.stderr, flush=True)

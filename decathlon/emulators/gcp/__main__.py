@@ -1,6 +1,9 @@
+"""`python -m decathlon.emulators.gcp --root ROOT [--host H] [--port N] [--control SOCKET]`
+(decathlon.emulators.kit.runtime)."""
 import sys
 
-from decathlon.emulators.gcp.app import build
-from decathlon.emulators.kit import serve
+from decathlon.emulators.gcp.app import EMULATOR
+from decathlon.emulators.kit.runtime import main
 
-sys.exit(serve.run("gcp", build, doc=__doc__))
+if __name__ == "__main__":
+    sys.exit(main(EMULATOR))

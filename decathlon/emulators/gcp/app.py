@@ -21,7 +21,7 @@ from decathlon.emulators.kit.control import control_app
 from decathlon.emulators.kit.errors import json_response
 from decathlon.emulators.kit.ids import Ids
 from decathlon.emulators.kit.reqlog import request_log
-from decathlon.emulators.kit.serve import Options
+from decathlon.emulators.kit.runtime import Emulator, Options, Running, aiohttp_site
 
 
 @dataclass
@@ -41,10 +41,15 @@ class State:
 MAX_BODY = 1024 ** 3  # the largest request body read (a load or an upload in one request); beyond it, a 400
 
 
-def make_apps(clock: Clock = system_clock, ids: Ids | None = None, max_body: int = MAX_BODY,
-              state_root: Path | None = None) -> tuple[web.Application, web.Application, State]:
-    """The public app, the control app (kit.control's reset/snapshot/restore/seed on GcpState, folders under
-    `state_root`: the control socket's folder; plus `GET /state`) and the state."""
+@dataclass
+class Parts:
+    app: web.Application
+    state: State
+    folders: GcpState  # what the control socket resets, snapshots, restores and seeds
+    control_routes: tuple[web.RouteDef, ...]  # beside kit.control's: `GET /state`
+
+
+def make_parts(clock: Clock = system_clock, ids: Ids | None = None, max_body: int = MAX_BODY) -> Parts:
     ids = ids or Ids()
     storage = StorageStore(clock, ids)
     state = State(Warehouse(clock, ids), storage)
@@ -62,11 +67,22 @@ def make_apps(clock: Clock = system_clock, ids: Ids | None = None, max_body: int
     async def get_state(request: web.Request) -> web.Response:
         return json_response(await bigquery.call(state.snapshot))
 
-    folders = GcpState(state.warehouse, storage, bigquery, gcs)
-    control = control_app(folders, state_root or Path.cwd(), [web.get("/state", get_state)])
-    return app, control, state
+    return Parts(app, state, GcpState(state.warehouse, storage, bigquery, gcs), (web.get("/state", get_state),))
 
 
-async def build(options: Options) -> tuple[web.Application, web.Application | None]:
-    app, control, _ = make_apps(state_root=options.control.parent if options.control else None)
-    return app, control
+def make_apps(clock: Clock = system_clock, ids: Ids | None = None, max_body: int = MAX_BODY,
+              state_root: Path | None = None) -> tuple[web.Application, web.Application, State]:
+    """The public app, the control app (kit.control's reset/snapshot/restore/seed on GcpState, folders under
+    `state_root`: the control socket's folder; plus `GET /state`) and the state."""
+    parts = make_parts(clock, ids, max_body)
+    return parts.app, control_app(parts.folders, state_root or Path.cwd(), parts.control_routes), parts.state
+
+
+async def start(options: Options) -> Running:
+    parts = make_parts()
+    runner, port = await aiohttp_site(parts.app, options.host, options.port("http"))
+    return Running({"http": port}, runner.cleanup, parts.folders, parts.control_routes)
+
+
+EMULATOR = Emulator("gcp", "Serve emulated Google Cloud (BigQuery, Cloud Storage, sign-in, Resource Manager) until "
+                    "SIGTERM.", ("http",), start)

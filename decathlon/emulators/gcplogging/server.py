@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
-import signal
 import sys
 import time
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 import grpc  # type: ignore[import-not-found,import-untyped,unused-ignore]
@@ -26,6 +23,7 @@ from google.protobuf.message import DecodeError  # type: ignore[import-not-found
 
 from decathlon.emulators.kit.clock import Clock, system_clock
 from decathlon.emulators.kit.ids import Ids
+from decathlon.emulators.kit.runtime import Emulator, Options, Running
 
 from . import messages as m
 from .config_service import ConfigService, new_bucket
@@ -146,8 +144,8 @@ def _unary(path: str, method: Method) -> Callable[[bytes, Any], Any]:
     return behaviour
 
 
-async def serve(host: str, port: int, clock: Clock = system_clock, ids: Ids | None = None,
-                control: Path | None = None) -> int:
+async def start(host: str, port: int, clock: Clock = system_clock, ids: Ids | None = None) -> Running:
+    """Serve on host:port (0: any free one) with grpc.aio; the port as grpc bound it."""
     ids = ids or Ids()
     store = Store(lambda name, retention, locked: new_bucket(clock, name, retention, locked))
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
@@ -157,30 +155,21 @@ async def serve(host: str, port: int, clock: Clock = system_clock, ids: Ids | No
     try:
         bound = server.add_insecure_port(address)
     except RuntimeError as exc:
-        print(f"{NAME}: cannot listen on {address}: {exc}", file=sys.stderr)
-        return 1
+        raise OSError(f"{address}: {exc}") from None
     if not bound:
-        print(f"{NAME}: cannot listen on {address}", file=sys.stderr)
-        return 1
+        raise OSError(f"{address}: grpc could not bind it")
     await server.start()
-    control_runner = None
-    if control is not None:  # the grader's reset/snapshot/restore/seed (decathlon.emulators.kit.control)
-        from decathlon.emulators.kit import control as kit_control
 
-        from .state import LoggingState
-        try:
-            control_runner = await kit_control.serve(LoggingState(store, ids), control)
-        except OSError as exc:
-            print(f"{NAME}: cannot serve the control socket {control}: {exc}", file=sys.stderr)
-            await server.stop(grace=0)
-            return 1
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    print(f"ready {NAME} {json.dumps({'grpc': bound})}", flush=True)
-    await stop.wait()
-    if control_runner is not None:
-        await control_runner.cleanup()
-    await server.stop(grace=1)
-    return 0
+    async def close() -> None:
+        await server.stop(grace=1)
+
+    from .state import LoggingState
+    return Running({"grpc": bound}, close, LoggingState(store, ids))
+
+
+async def _start(options: Options) -> Running:
+    return await start(options.host, options.port("grpc"))
+
+
+EMULATOR = Emulator(NAME, "Serve an emulated Google Cloud Logging v2 (gRPC, h2c) until SIGTERM.", ("grpc",), _start,
+                    root_help="the episode's seed root (unused: Logging starts empty)")

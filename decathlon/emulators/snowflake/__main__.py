@@ -1,25 +1,12 @@
-"""`python -m decathlon.emulators.snowflake --root ROOT [--host H] [--port N] [--control SOCKET]`."""
+"""`python -m decathlon.emulators.snowflake --root ROOT [--host H] [--port N] [--control SOCKET]`
+(decathlon.emulators.kit.runtime)."""
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
-from .serve import run
+from decathlon.emulators.kit.runtime import main
 
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m decathlon.emulators.snowflake",
-                                description="Serve an emulated Snowflake account until SIGTERM.")
-    p.add_argument("--root", type=Path, required=True,
-                   help="the episode's seed root: the stage folder and temporary files go under it "
-                        "(Snowflake starts empty)")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=0, help="0 (the default): any free port, reported on the ready line")
-    p.add_argument("--control", type=Path, help="a Unix socket for the grader's control app (made 0600)")
-    args = p.parse_args(argv)
-    return run(args.host, args.port, args.root, args.control)
-
+from .serve import EMULATOR
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(EMULATOR))

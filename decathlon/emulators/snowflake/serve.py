@@ -1,4 +1,5 @@
-"""Serving: listen, print the ready line, serve until SIGTERM/SIGINT, exit 0.
+"""Serving, on the emulators' runtime (decathlon.emulators.kit.runtime): listen, then the ready line; uvicorn until
+SIGTERM/SIGINT.
 
 fakesnow (with the connector, DuckDB and pyarrow it imports) takes ~0.4 s to import, more than the whole start-up
 budget. It loads on a thread from the first instant while the socket is bound and uvicorn starts; the ready line
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import logging
 import signal
 import socket
@@ -18,6 +18,8 @@ import threading
 import traceback
 from pathlib import Path
 from typing import Any
+
+from decathlon.emulators.kit.runtime import Emulator, Options, Running
 
 NAME = "snowflake"
 
@@ -57,7 +59,10 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _serve(loader: _Loader, sock: socket.socket, control: Path | None = None) -> int:
+async def start(options: Options) -> Running:
+    loader = _Loader(options.root)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=f"{NAME}: %(levelname)s %(name)s: %(message)s")
+    sock = _listen(options.host, options.port("http"))  # an OSError: the runtime says it cannot listen (exit 1)
     import uvicorn  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -68,52 +73,42 @@ async def _serve(loader: _Loader, sock: socket.socket, control: Path | None = No
     config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off", ws="none",
                             http="h11", loop="asyncio", timeout_graceful_shutdown=3, server_header=False)
     server = uvicorn.Server(config)
-    # uvicorn re-raises a captured SIGTERM once it has shut down; a Python handler makes that a no-op (exit 0).
+    # uvicorn re-raises a signal it captured once it has shut down; a Python handler makes that a no-op. The runtime's
+    # own handlers, installed once this returns, take SIGTERM and SIGINT from then on.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
     serving = asyncio.ensure_future(server.serve(sockets=[sock]))
     while not server.started and not serving.done():
         await asyncio.sleep(0.002)
     if serving.done():
-        return 1
-    control_runner = None
-    if control is not None:  # the grader's reset/snapshot/restore/seed (decathlon.emulators.kit.control)
-        from decathlon.emulators.kit import control as kit_control
+        raise OSError("uvicorn stopped before it served")
+    loop = asyncio.get_running_loop()
+    stopped: asyncio.Future[int] = loop.create_future()
 
-        from .state import SnowflakeState
-
-        async def app_module() -> Any:
-            await asyncio.wrap_future(loader.future)  # the app is loaded on a thread; its state needs it
-            from . import app
-            return app
-
-        try:
-            control_runner = await kit_control.serve(SnowflakeState(app_module, loader.root / "snowflake-stage"),
-                                                     control)
-        except OSError as exc:
-            print(f"{NAME}: cannot serve the control socket {control}: {exc}", file=sys.stderr)
-            server.should_exit = True
-            await serving
-            return 1
-    print(f"ready {NAME} {json.dumps({'http': sock.getsockname()[1]})}", flush=True)
-
-    def stop_on_failed_load(future: concurrent.futures.Future[Any]) -> None:
+    def on_load(future: concurrent.futures.Future[Any]) -> None:  # on the loader's thread
         if future.exception() is not None:
-            server.should_exit = True
+            loop.call_soon_threadsafe(_failed)
 
-    loader.future.add_done_callback(stop_on_failed_load)
-    await serving
-    if control_runner is not None:
-        await control_runner.cleanup()
-    return 1 if loader.future.done() and loader.future.exception() is not None else 0
+    def _failed() -> None:
+        if not stopped.done():
+            stopped.set_result(1)
+
+    loader.future.add_done_callback(on_load)
+
+    async def close() -> None:
+        server.should_exit = True
+        await serving
+
+    async def app_module() -> Any:
+        await asyncio.wrap_future(loader.future)  # the app is loaded on a thread; its state needs it
+        from . import app
+        return app
+
+    from .state import SnowflakeState
+    return Running({"http": sock.getsockname()[1]}, close, SnowflakeState(app_module, loader.root / "snowflake-stage"),
+                   stopped=stopped)
 
 
-def run(host: str, port: int, root: Path, control: Path | None = None) -> int:
-    loader = _Loader(root)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=f"{NAME}: %(levelname)s %(name)s: %(message)s")
-    try:
-        sock = _listen(host, port)
-    except OSError as exc:
-        print(f"{NAME}: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
-        return 1
-    return asyncio.run(_serve(loader, sock, control))
+EMULATOR = Emulator(NAME, "Serve an emulated Snowflake account until SIGTERM.", ("http",), start,
+                    root_help="the episode's seed root: the stage folder and temporary files go under it "
+                              "(Snowflake starts empty)")

@@ -16,7 +16,6 @@ import signal
 import subprocess
 import textwrap
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,10 +116,3 @@ def run_gcp(target: Target, body: str, tmp_path: Path) -> dict[str, Any]:
 def unique(prefix: str) -> str:
     """A dataset name no earlier run left behind (on a real account, names outlive a failed test)."""
     return f"{prefix}_{uuid.uuid4().hex[:10]}"
-
-
-@pytest.fixture(scope="module")
-def gcp(tmp_path_factory) -> Iterator[Target]:
-    target = gcp_target(tmp_path_factory.mktemp("gcp"))
-    yield target
-    target.stop()

@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from harness import run_gcp, unique
+from collections.abc import Iterator
+
+from harness import Target, gcp_target, run_gcp, unique
 
 pytestmark = pytest.mark.vendor_verified
+
+
+@pytest.fixture(scope="module")
+def gcp(tmp_path_factory) -> Iterator[Target]:
+    target = gcp_target(tmp_path_factory.mktemp("gcp"))
+    yield target
+    target.stop()
 
 
 def test_refusals_before_a_query_runs(gcp, tmp_path):

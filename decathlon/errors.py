@@ -60,6 +60,7 @@ class Kind(StrEnum):
     BAD_LAUNCH_TIME = "bad_launch_time"
     PREPROCESS_FAILED = "preprocess_failed"
     PREPROCESS_TIMEOUT = "preprocess_timeout"
+    SEED_FAILED = "seed_failed"
     GRADER_PREFLIGHT = "grader_preflight"
     UNKNOWN_LOCAL_TOOLS = "unknown_local_tools"
     # MCP servers and the episode daemon
@@ -167,6 +168,7 @@ DESCRIPTIONS: dict[Kind, str] = {
     Kind.BAD_LAUNCH_TIME: "the launch time is not YYYY-MM-DD HH:MM:SS",
     Kind.PREPROCESS_FAILED: "the task's preprocess exited non-zero",
     Kind.PREPROCESS_TIMEOUT: "the task's preprocess ran over its bound",
+    Kind.SEED_FAILED: "a seed pack given to setup could not be loaded into its emulator (named, with why)",
     Kind.GRADER_PREFLIGHT: "the task's evaluator cannot be imported (checked before the agent acts)",
     Kind.UNKNOWN_LOCAL_TOOLS: "the task asks for a built-in tool group this sandbox does not implement",
     Kind.UNKNOWN_SERVER: "the task names an MCP server no definition has",

@@ -33,6 +33,9 @@ def _parser():
                    "SaaS front, with credentials made for them; real: no front, the user's own credentials and configs "
                    "(DECATHLON_TOKEN_KEY_SESSION…) reach the real vendors, the keys through a one-shot broker "
                    "(docs/services.md)")
+    s.add_argument("--seeds", help="a folder of seed packs, one per emulator (DIR/gcp, DIR/snowflake, …, each in the "
+                   "emulators' snapshot format), loaded through their control sockets before the preprocess "
+                   "(decathlon/sandbox/seeds.py)")
     e = sub.add_parser("execute", help="call one tool (`-`: the call as JSON on stdin, {\"tool\", \"args\"})")
     e.add_argument("tool")
     e.add_argument("args_json", nargs="?")
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
         elif ns.verb == "setup":
             from decathlon.sandbox.setup import setup
             emit(setup(home, ns.task, ns.source, ns.launch_time, ns.mode, ns.cassette,
-                       ns.omit_unavailable_servers, ns.frozen_clock, ns.saas))
+                       ns.omit_unavailable_servers, ns.frozen_clock, ns.saas, ns.seeds))
         elif ns.verb == "evaluate":
             from decathlon.sandbox.evaluate import evaluate
             from decathlon.contract.replies import dump

@@ -15,7 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from decathlon.emulators import registry
 from decathlon.sandbox import grader_git, modes, real_keys, runner_shims, saas, saas_credentials, services, task_copy
+from decathlon.sandbox import seeds as seed_packs
 from decathlon.sandbox.catalogue import runnable_servers, split_for_rerun
 from decathlon.sandbox.clock import AgentClock, behind, frozen_env
 from decathlon.contract.replies import OmittedServer, ReplayedServer, SetupReply, dump
@@ -269,7 +271,7 @@ def _public(record: dict | None) -> dict:
 
 def setup(home: Home, task_id: str, source: str | None, launch_time: str | None, mode: str,
           cassette: str | None = None, omit_unavailable: bool = False, frozen_clock: bool = False,
-          saas_mode: str = "emulated") -> dict[str, Any]:
+          saas_mode: str = "emulated", seeds: str | None = None) -> dict[str, Any]:
     began = time.monotonic()
     timings: dict[str, float] = {}
     src = resolve_source(source)
@@ -312,6 +314,12 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         configs = home.task_root / "configs"
         withheld = real_keys.withheld(configs, real_keys.gather(configs))
         users.give(configs, "grader")
+    seeded = seed_packs.emulators(Path(seeds).resolve() if seeds else None)
+    if seeded:
+        seed_packs.check_running(seeded, wanted, eager)
+        # A seeded vendor behind the front starts with it, so that its seed is in before the preprocess.
+        eager = sorted({*(eager or []), *(n for n in seeded if registry.get(n).reach == "front")}) \
+            if eager is not None else None
     own_netns = services.isolate(task.name, wanted, users)
     daemon = _spawn_daemon(home)
     home.daemon_record.write_text(str(daemon.pid), encoding="ascii")
@@ -327,6 +335,11 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
             dict(os.environ))
         if service_record:
             timings["services_start"] = time.monotonic() - t
+        if seeded:
+            t = time.monotonic()
+            _step(home, "seeds")
+            seed_packs.load(home, Path(seeds or "").resolve(), seeded, users)
+            timings["seeds"] = time.monotonic() - t
         if saas_env:
             # A server the task's own scripts start (MCPServerManager through `uvx …`) gets the SDK's bare
             # environment: the front's variables go into the runners themselves, or its client meets no network.

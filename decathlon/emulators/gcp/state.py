@@ -32,6 +32,7 @@ from decathlon.emulators.gcp.bigquery.store import Dataset, Table, Warehouse, re
 from decathlon.emulators.gcp.bigquery.types import quote_ident
 from decathlon.emulators.gcp.storage.routes import StorageRoutes
 from decathlon.emulators.gcp.storage.store import Blob, Bucket, StorageStore
+from decathlon.emulators.kit.tables import read_parquet, write_parquet
 from decathlon.emulators.kit.plain import Codec, PlainError
 from decathlon.emulators.kit.state import FolderState, StateError, part, read_json, write_json
 
@@ -145,7 +146,7 @@ class GcpState(FolderState):
             "AND schema_name = ? AND table_name = ? ORDER BY column_index",
             [schema_name(t.project, t.dataset_id), t.table_id]).fetchall()]
         rel_file = f"tables/{file_name(t.project)}/{file_name(t.dataset_id)}/{file_name(t.table_id)}.parquet"
-        _write_parquet(con, rel, doc["columns"], bq / rel_file)
+        write_parquet(con, rel, doc["columns"], bq / rel_file)
         doc["rows"] = rel_file
         return doc
 
@@ -230,7 +231,7 @@ class GcpState(FolderState):
     def _table_in(self, t: Table, doc: dict[str, Any], bq: Path) -> None:
         con = self.wh.con
         rel = relation(t.project, t.dataset_id, t.table_id)
-        rows = _read_parquet(_inside(bq, doc["rows"], "a table's rows")) if doc.get("rows") else None
+        rows = read_parquet(_inside(bq, doc["rows"], "a table's rows")) if doc.get("rows") else None
         columns = doc.get("columns")
         if columns:
             cols = ", ".join(f"{quote_ident(n)} {dtype}" + (" NOT NULL" if not_null else "") for n, dtype, not_null in columns)
@@ -292,24 +293,4 @@ def _rng(state: Any) -> random.Random:
     return rng
 
 
-# DuckDB types Parquet has no place for travel as text and are cast back on the way in.
-_AS_TEXT = ("INTERVAL", "UUID", "HUGEINT", "UHUGEINT", "BIT", "TIME WITH TIME ZONE", "VARINT")
 
-
-def _write_parquet(con: Any, rel: str, columns: list[list[Any]], path: Path) -> None:
-    import pyarrow.parquet as pq  # type: ignore[import-not-found]
-
-    picks = ", ".join(f"CAST({quote_ident(n)} AS VARCHAR) AS {quote_ident(n)}" if any(k in dtype for k in _AS_TEXT)
-                      else quote_ident(n) for n, dtype, _ in columns)
-    table = con.sql(f"SELECT {picks} FROM {rel}").to_arrow_table()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, compression="zstd")
-
-
-def _read_parquet(path: Path) -> Any:
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.read_table(path)
-    except (OSError, ValueError) as exc:
-        raise StateError(f"{path} is not a Parquet file: {exc}", "bad_file") from None

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import quote
 
+from decathlon.emulators.kit.tables import read_parquet, write_parquet
 from decathlon.emulators.kit.state import FolderState, StateError, part, read_json, write_json
 
 NAME = "snowflake"
@@ -95,7 +96,7 @@ class SnowflakeState(FolderState):
             for table in self._global_tables(duck):
                 if not duck.execute(f"SELECT count(*) FROM {GLOBAL}.{_META_SCHEMA}.{_q(table)}").fetchone()[0]:
                     continue  # an empty side table is what a reset leaves: no file for it
-                _write_parquet(duck, f"{GLOBAL}.{_META_SCHEMA}.{_q(table)}", self._columns(duck, GLOBAL, _META_SCHEMA,
+                write_parquet(duck, f"{GLOBAL}.{_META_SCHEMA}.{_q(table)}", self._columns(duck, GLOBAL, _META_SCHEMA,
                                table), out / "global" / f"{_file(table)}.parquet")
         finally:
             duck.execute("COMMIT")
@@ -118,7 +119,7 @@ class SnowflakeState(FolderState):
                                          "schema_name = ? AND NOT temporary ORDER BY table_oid", [db, schema]).fetchall():
                 columns = self._columns(duck, db, schema, table)
                 rel_file = f"tables/{_file(db)}/{_file(schema)}/{_file(table)}.parquet"
-                _write_parquet(duck, f"{_q(db)}.{_q(schema)}.{_q(table)}", columns, out / rel_file)
+                write_parquet(duck, f"{_q(db)}.{_q(schema)}.{_q(table)}", columns, out / rel_file)
                 tables.append({"name": table, "columns": columns, "rows": rel_file})
             views = [{"name": v, "sql": sql} for v, sql in duck.execute(
                 "SELECT view_name, sql FROM duckdb_views() WHERE database_name = ? AND schema_name = ? AND NOT internal "
@@ -145,7 +146,7 @@ class SnowflakeState(FolderState):
                 table = unquote(f.stem)
                 if table not in known:
                     raise StateError(f"{f}: fakesnow has no side table {table!r}", "bad_file")
-                _insert(duck, f"{GLOBAL}.{_META_SCHEMA}.{_q(table)}", _read_parquet(f))
+                _insert(duck, f"{GLOBAL}.{_META_SCHEMA}.{_q(table)}", read_parquet(f))
         if (base / "stage").is_dir():
             shutil.copytree(base / "stage", self.stage, symlinks=False, dirs_exist_ok=True)
         self._sessions_back(app, duck)
@@ -180,7 +181,7 @@ class SnowflakeState(FolderState):
                                       ".." in Path(rows_file).parts):
             raise StateError(f"table {db}.{schema}.{t['name']}: {rows_file!r} is not a path inside the snapshot",
                              "bad_file")
-        rows = _read_parquet(base / rows_file) if rows_file else None
+        rows = read_parquet(base / rows_file) if rows_file else None
         columns = t.get("columns")
         if columns:
             cols = ", ".join(f"{_q(n)} {dtype}" + (" NOT NULL" if not_null else "") for n, dtype, not_null in columns)
@@ -203,26 +204,6 @@ class SnowflakeState(FolderState):
                     conn.cursor().execute(f"USE SCHEMA {_q(db)}.{_q(schema)}" if schema else f"USE DATABASE {_q(db)}")
                 except Exception:  # noqa: BLE001 - the database or schema is not in the snapshot: left without one
                     pass
-
-
-def _write_parquet(duck: Any, rel: str, columns: list[list[Any]], path: Path) -> None:
-    import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]
-
-    text = ("INTERVAL", "UUID", "HUGEINT", "UHUGEINT", "BIT", "TIME WITH TIME ZONE", "VARINT")
-    picks = ", ".join(f"CAST({_q(n)} AS VARCHAR) AS {_q(n)}" if any(k in dtype for k in text) else _q(n)
-                      for n, dtype, _ in columns) or "*"
-    table = duck.sql(f"SELECT {picks} FROM {rel}").to_arrow_table()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, compression="zstd")
-
-
-def _read_parquet(path: Path) -> Any:
-    import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]
-
-    try:
-        return pq.read_table(path)
-    except (OSError, ValueError) as exc:
-        raise StateError(f"{path} is not a Parquet file: {exc}", "bad_file") from None
 
 
 def _insert(duck: Any, rel: str, rows: Any, create: bool = False) -> None:

@@ -78,11 +78,12 @@ def test_no_vendor_host_is_spelled_outside_its_emulators_package():
 
 
 def test_every_emulators_errors_share_one_root():
+    from decathlon.emulators.gcp.bigquery.errors import QueryError
     from decathlon.emulators.gcplogging.errors import ApiError as GrpcError
     from decathlon.emulators.kit.errors import ApiError
     from decathlon.emulators.kit.failure import ServiceError
     from decathlon.emulators.snowflake.wire import SnowflakeError
     from decathlon.emulators.woocommerce.errors import RestError
-    for base in (ApiError, GrpcError, SnowflakeError, RestError):
+    for base in (ApiError, GrpcError, SnowflakeError, RestError, QueryError):
         assert issubclass(base, ServiceError), base
     assert isinstance(SnowflakeError(2003, "02000", "x"), ServiceError)

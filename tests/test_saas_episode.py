@@ -76,6 +76,20 @@ def test_the_oracle_passes_through_the_real_servers(task):
     assert r["infra_error"] is None and r["pass"] is True, (r, proc.stderr[-3000:])
 
 
+def test_bigquerys_refusals_reach_the_agent_through_the_real_google_cloud_server(task_api):
+    """What real BigQuery refuses, the emulator refuses before running it, in BigQuery's words and positions, and the
+    real google-cloud-mcp shows it to the agent as it would show BigQuery's (a recorded run shows this refusal)."""
+    task_api.ok("setup", "bq-region-totals", "--source", str(PACK), "--launch-time", LAUNCH, timeout=300)
+    refused = task_api.ok("execute", "google-cloud-bigquery_run_query", json.dumps(
+        {"query": "SELECT region,\n       TIMESTAMP_MILLIS(ordered_at) AS t\nFROM `fixture_sales.orders`"}), timeout=120)
+    text = json.dumps(refused)
+    assert "No matching signature for function TIMESTAMP_MILLIS" in text, refused
+    assert "Argument types: TIMESTAMP" in text and "at [2:8]" in text, refused
+    ran = task_api.ok("execute", "google-cloud-bigquery_run_query", json.dumps(
+        {"query": "SELECT COUNT(*) AS n FROM `fixture_sales.orders` WHERE UNIX_MILLIS(ordered_at) > 0"}), timeout=120)
+    assert ran["is_error"] is False and "Row 1: {'n': 8}" in json.dumps(ran["content"]), ran
+
+
 @pytest.mark.parametrize("task", TASKS)
 def test_two_concurrent_episodes_each_have_their_own_vendor_state(task, tmp_path):
     """One episode does the task, the other does nothing: sharing an account, both would pass (or the second

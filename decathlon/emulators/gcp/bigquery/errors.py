@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 from decathlon.emulators.gcp import errors
 from decathlon.emulators.kit.errors import ApiError
+from decathlon.emulators.kit.failure import ServiceError
 
 
 @dataclass
-class QueryError(Exception):
+class QueryError(ServiceError):
     code: int
     reason: str
     message: str

@@ -197,6 +197,23 @@ def test_column_comments_are_kept_where_information_schema_reads_them(emulator):
     assert out["no_column"][1:3] == [904, "42000"] and "invalid identifier 'NOPE'" in out["no_column"][3]
 
 
+def test_column_defaults_read_as_snowflake_shows_them(emulator):
+    """Snowflake's INFORMATION_SCHEMA.COLUMNS shows a default of the date functions with their parentheses
+    (`CURRENT_TIMESTAMP()`, as recorded runs' describe_table read it) however the CREATE wrote it; DuckDB keeps it
+    bare. Other defaults are shown as written."""
+    out = client(emulator, '''
+        c = connect()
+        rows(c, "CREATE DATABASE DEFAULTS7")
+        rows(c, "CREATE TABLE DEFAULTS7.PUBLIC.T (A TIMESTAMP_NTZ DEFAULT CURRENT_TIMESTAMP(), "
+                "B TIMESTAMP_NTZ DEFAULT CURRENT_TIMESTAMP, C DATE DEFAULT current_date, D NUMBER DEFAULT 0, "
+                "E VARCHAR DEFAULT 'current_date', F NUMBER)")
+        print(json.dumps(rows(c, "SELECT COLUMN_NAME, COLUMN_DEFAULT FROM DEFAULTS7.INFORMATION_SCHEMA.COLUMNS "
+                                 "WHERE TABLE_NAME = 'T' ORDER BY 1")))
+    ''')
+    assert out == [["A", "CURRENT_TIMESTAMP()"], ["B", "CURRENT_TIMESTAMP()"], ["C", "CURRENT_DATE()"], ["D", "0"],
+                   ["E", "'current_date'"], ["F", None]]
+
+
 def test_null_timestamps_stay_null(emulator):
     out = client(emulator, '''
         c = connect()

@@ -1,12 +1,16 @@
-"""`python -m decathlon.emulators.fidelity --runs DIR`: replay the recorded runs in DIR against the emulators and
-print the report (exit 1 when a replayed call disagrees)."""
+"""`python -m decathlon.emulators.fidelity --runs DIR [--emulator NAME …]`: replay the recorded runs in DIR against
+the emulators and print the report, per emulator (exit 1 when a replayed call disagrees)."""
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from decathlon.emulators.fidelity import bigquery, report
+from decathlon.emulators.fidelity import bigquery, report, snowflake
+
+REPLAYS: dict[str, Callable[..., list[Any]]] = {"bigquery": bigquery.replay, "snowflake": snowflake.replay}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -14,13 +18,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path, required=True, help="a folder of recorded runs, <task>.json each")
     parser.add_argument("--servers", type=Path, default=None,
                         help="the installed servers' folder (default: $DECATHLON_SERVERS_DIR or .servers)")
+    parser.add_argument("--emulator", action="append", choices=sorted(REPLAYS),
+                        help="only this emulator (repeatable; default: every one)")
     parser.add_argument("--verbose", action="store_true", help="list the agreed calls too")
     args = parser.parse_args(argv)
     if not args.runs.is_dir():
         parser.error(f"{args.runs} is not a folder of runs")
-    cases = bigquery.replay(args.runs, servers=args.servers)
-    print(report.text("bigquery", cases, verbose=args.verbose))
-    return 1 if any(c.verdict == "disagreed" for c in cases) else 0
+    disagreed = False
+    for name in args.emulator or sorted(REPLAYS):
+        cases = REPLAYS[name](args.runs, servers=args.servers)
+        print(report.text(name, cases, verbose=args.verbose) + "\n", flush=True)
+        disagreed |= any(c.verdict == "disagreed" for c in cases)
+    return 1 if disagreed else 0
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@ Each patch closes a gap between fakesnow's server and Snowflake that no wrapper 
   another database fails (DuckDB will not write two catalogs in one statement). The sequence goes next to its table.
 - Result types: DuckDB types fakesnow cannot describe (SMALLINT, FLOAT …) fail the whole answer; they get the
   Snowflake types the connector reads them as.
+- Column defaults: INFORMATION_SCHEMA.COLUMNS shows a default as DuckDB keeps it, `CURRENT_TIMESTAMP`, where
+  Snowflake shows `CURRENT_TIMESTAMP()` (recorded runs' describe_table). fakesnow's view text gets Snowflake's
+  spelling of the niladic date functions, before fakesnow's server module makes its first database with it.
 
 `verify()` fails loudly when the pinned internals are not what these patches expect (tests call it too).
 """
@@ -33,6 +36,12 @@ _EXTRA_RESULT_TYPES = {
 
 _applied = False
 
+_DUCK_DEFAULT = "columns.column_default AS COLUMN_DEFAULT"
+# A whole default that is one of the niladic date functions, spelled as Snowflake shows it (DuckDB keeps it bare,
+# in the case it was written in).
+_SNOWFLAKE_DEFAULT = ("case when upper(columns.column_default) in ('CURRENT_TIMESTAMP', 'CURRENT_DATE', 'CURRENT_TIME') "
+                      "then upper(columns.column_default) || '()' else columns.column_default end AS COLUMN_DEFAULT")
+
 
 class PinMismatch(RuntimeError):
     pass
@@ -42,6 +51,7 @@ def verify() -> None:
     """Raise PinMismatch unless fakesnow is the pinned version with the internals the patches replace."""
     import fakesnow.arrow  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import fakesnow.cursor  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import fakesnow.info_schema  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import fakesnow.rowtype  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import fakesnow.server  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
@@ -60,6 +70,9 @@ def verify() -> None:
         raise PinMismatch(f"fakesnow {version} lacks {', '.join(missing)}")
     if not isinstance(fakesnow.rowtype.duckdb_to_sf_type, dict):
         raise PinMismatch("fakesnow.rowtype.duckdb_to_sf_type is no longer a dict")
+    columns_view = getattr(fakesnow.info_schema, "SQL_CREATE_GLOBAL_INFORMATION_SCHEMA_COLUMNS_VIEW", "")
+    if _DUCK_DEFAULT not in columns_view and _SNOWFLAKE_DEFAULT not in columns_view:
+        raise PinMismatch("fakesnow's INFORMATION_SCHEMA.COLUMNS view no longer reads column_default as it did")
 
 
 def _masked_timestamps(original: Any) -> Any:
@@ -123,6 +136,12 @@ def apply() -> None:
     global _applied
     if _applied:
         return
+    # First: fakesnow's server module makes its shared database (and the view) when it is imported, which verify does.
+    import fakesnow.info_schema  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    view = fakesnow.info_schema.SQL_CREATE_GLOBAL_INFORMATION_SCHEMA_COLUMNS_VIEW
+    fakesnow.info_schema.SQL_CREATE_GLOBAL_INFORMATION_SCHEMA_COLUMNS_VIEW = view.replace(_DUCK_DEFAULT,
+                                                                                        _SNOWFLAKE_DEFAULT)
     verify()
     import fakesnow.arrow  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import fakesnow.cursor  # type: ignore[import-not-found,import-untyped,unused-ignore]

@@ -1,0 +1,62 @@
+"""Run by the Snowflake stand-in's own virtualenv (.servers/snowflake, which holds snowflake-connector-python): the
+stand-in's tool functions (decathlon.standins.snowflake.tools) called in-process against an emulator, so each answer
+is the exact text the stand-in gives an agent, with the reference's command line of Toolathlon (`--allow_write
+--exclude-json-results --allowed_databases <the run's databases>`).
+
+stdin: one JSON object {"emulator": URL, "key": PEM path, "allowed": [db, …], "seed": [SQL, …], "calls": [{"tool",
+"arguments"}]}. stdout: a line {"seeded": true} once every seed statement ran, then one JSON line {"answer": text}
+per call, in order ({"answer": null} for a call not replayed).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+async def _main(job: dict[str, Any]) -> None:
+    import anyio
+
+    from decathlon.standins.snowflake.cli import Settings
+    from decathlon.standins.snowflake.database import SnowflakeDB
+    from decathlon.standins.snowflake.tools import Tools
+
+    host, port = job["emulator"].removeprefix("http://").split(":")
+    connection = {"account": "DECATHLON", "user": "DECATHLON_AGENT", "warehouse": "COMPUTE_WH", "role": "ACCOUNTADMIN",
+                  "database": "SNOWFLAKE", "schema": "PUBLIC", "private_key_path": job["key"], "host": host,
+                  "port": int(port), "protocol": "http"}
+    settings = Settings(connection=connection, allow_write=True, exclude_json_results=True,
+                        allowed_databases=list(job["allowed"]))
+    db = SnowflakeDB(dict(connection))
+    async with anyio.create_task_group() as background:
+        db.start(background)
+        for statement in job.get("seed") or []:
+            await db.execute_query(statement)  # a failure here is the driver's: it stops with the traceback
+        print(json.dumps({"seeded": True}), flush=True)
+        tools = Tools(db, settings)
+        for call in job.get("calls") or []:
+            answer = None
+            if call["tool"] is not None:
+                pieces = await tools.call(call["tool"], call["arguments"])
+                answer = "".join(getattr(p, "text", "") for p in pieces)
+            print(json.dumps({"answer": answer}), flush=True)
+        background.cancel_scope.cancel()
+
+
+def main() -> int:
+    import logging
+    import os
+
+    # Run as a file, this folder is first on the path, and its snowflake.py would hide the connector's package.
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        del sys.path[0]
+
+    import anyio
+
+    logging.basicConfig(level=logging.CRITICAL)  # the stand-in logs every failed query; the answers say it all
+    anyio.run(_main, json.loads(sys.stdin.read()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

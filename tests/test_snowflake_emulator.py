@@ -214,6 +214,26 @@ def test_column_defaults_read_as_snowflake_shows_them(emulator):
                    ["E", "'current_date'"], ["F", None]]
 
 
+def test_sums_keep_snowflakes_number_types_and_text_still_sums(emulator):
+    """SUM of a NUMBER(38,2) is a NUMBER(38,2) and SUM of integers an integer, as Snowflake answers them (fakesnow
+    cast every argument to DOUBLE); a SUM of text still sums, by the implicit cast Snowflake makes."""
+    out = client(emulator, '''
+        c = connect()
+        rows(c, "CREATE DATABASE SUMS7")
+        rows(c, "CREATE TABLE SUMS7.PUBLIC.T (A NUMBER(38,2), F NUMBER(38,0), S VARCHAR)")
+        rows(c, "INSERT INTO SUMS7.PUBLIC.T VALUES (7829.59, 1, '1.5'), (8026.45, 0, '2'), (0.2, 0, '3')")
+        cur = c.cursor()
+        cur.execute("SELECT SUM(A) AS A, SUM(CASE WHEN F = 0 THEN 1 ELSE 0 END) AS W FROM SUMS7.PUBLIC.T")
+        (a, w), = cur.fetchall()
+        r = {"values": [str(a), repr(w)], "names": [d.name for d in cur.description],
+             "scales": [d.scale for d in cur.description]}
+        cur.execute("SELECT SUM(S) FROM SUMS7.PUBLIC.T")
+        r["text"] = [repr(cur.fetchall()[0][0]), cur.description[0].name]
+        print(json.dumps(r))
+    ''')
+    assert out == {"values": ["15856.24", "2"], "names": ["A", "W"], "scales": [2, 0], "text": ["6.5", "SUM(S)"]}
+
+
 def test_null_timestamps_stay_null(emulator):
     out = client(emulator, '''
         c = connect()

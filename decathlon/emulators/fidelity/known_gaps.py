@@ -6,9 +6,4 @@ from __future__ import annotations
 
 BIGQUERY: dict[str, str] = {}
 
-SNOWFLAKE: dict[str, str] = {
-    "travel-expense-reimbursement#100 snowflake-read_query":
-        "fakesnow 0.12.1 casts every SUM/AVG argument to DOUBLE (so a VARCHAR sums as Snowflake's implicit cast "
-        "sums it): SUM of a NUMBER(38,2) comes back a FLOAT (125912.23999999999, not 125912.24) and SUM of integers "
-        "3.0, not 3",
-}
+SNOWFLAKE: dict[str, str] = {}

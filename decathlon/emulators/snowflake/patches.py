@@ -11,6 +11,10 @@ Each patch closes a gap between fakesnow's server and Snowflake that no wrapper 
   another database fails (DuckDB will not write two catalogs in one statement). The sequence goes next to its table.
 - Result types: DuckDB types fakesnow cannot describe (SMALLINT, FLOAT …) fail the whole answer; they get the
   Snowflake types the connector reads them as.
+- Sums of numbers: fakesnow casts every SUM/AVG/… argument to DOUBLE so that a VARCHAR sums as Snowflake's implicit
+  cast sums it; a SUM of a NUMBER(38,2) then comes back a FLOAT (125912.23999999999, not Snowflake's 125912.24) and
+  a SUM of integers `3.0` (a recorded run's answer). The cast is now made only where DuckDB refuses the statement
+  without it (an aggregate of text): the statement runs as written first, and again with the cast.
 - Column defaults: INFORMATION_SCHEMA.COLUMNS shows a default as DuckDB keeps it, `CURRENT_TIMESTAMP`, where
   Snowflake shows `CURRENT_TIMESTAMP()` (recorded runs' describe_table). fakesnow's view text gets Snowflake's
   spelling of the niladic date functions, before fakesnow's server module makes its first database with it.
@@ -19,9 +23,11 @@ Each patch closes a gap between fakesnow's server and Snowflake that no wrapper 
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import importlib.metadata
 import logging
+import re
 from typing import Any
 
 log = logging.getLogger("decathlon.emulators.snowflake")
@@ -35,6 +41,11 @@ _EXTRA_RESULT_TYPES = {
 }
 
 _applied = False
+
+_CAST_AGGREGATES = contextvars.ContextVar("decathlon_cast_aggregates", default=False)
+# DuckDB's refusal of a numeric aggregate of text (`sum(VARCHAR)`), which fakesnow's cast exists for.
+_TEXT_AGGREGATE = re.compile(r"No function matches the given name and argument types "
+                             r"'(sum|avg|median|var\w*|stddev\w*)\([^)]*VARCHAR", re.I)
 
 _DUCK_DEFAULT = "columns.column_default AS COLUMN_DEFAULT"
 # A whole default that is one of the niladic date functions, spelled as Snowflake shows it (DuckDB keeps it bare,
@@ -54,6 +65,7 @@ def verify() -> None:
     import fakesnow.info_schema  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import fakesnow.rowtype  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import fakesnow.server  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import fakesnow.transforms  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     version = importlib.metadata.version("fakesnow")
     if version != PINNED_FAKESNOW:
@@ -61,7 +73,7 @@ def verify() -> None:
     expected: list[tuple[Any, str]] = [
         (fakesnow.arrow, "timestamp_to_sf_struct"), (fakesnow.arrow, "to_sf"),
         (fakesnow.cursor.FakeSnowflakeCursor, "execute"), (fakesnow.cursor.FakeSnowflakeCursor, "_transform_explode"),
-        (fakesnow.rowtype, "duckdb_to_sf_type"),
+        (fakesnow.rowtype, "duckdb_to_sf_type"), (fakesnow.transforms, "numeric_agg_implicit_cast"),
         (fakesnow.server, "query_request"), (fakesnow.server, "sessions"), (fakesnow.server, "shared_fs"),
         (fakesnow.server, "to_token"), (fakesnow.server, "routes"), (fakesnow.server, "ServerError"),
     ]
@@ -100,12 +112,33 @@ def _translated_errors(original: Any) -> Any:
     def execute(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return original(self, *args, **kwargs)
-        except Error:
-            raise
         except Exception as exc:  # noqa: BLE001 (any escape would be an HTTP 500: a connector retry storm)
+            if not _CAST_AGGREGATES.get() and _TEXT_AGGREGATE.search(str(exc)):
+                # Refused at binding, so nothing ran: again, with fakesnow's cast of the aggregates' arguments.
+                token = _CAST_AGGREGATES.set(True)
+                try:
+                    return execute(self, *args, **kwargs)
+                finally:
+                    _CAST_AGGREGATES.reset(token)
+            if isinstance(exc, Error):
+                raise
             raise translate(exc) from exc
 
     return execute
+
+
+def _typed_aggregates(original: Any) -> Any:
+    """fakesnow's transform, keeping its Snowflake column name (`SUM(X)`) but its DOUBLE cast only on a retry."""
+
+    @functools.wraps(original)
+    def numeric_agg_implicit_cast(expression: Any) -> Any:
+        argument = expression.args.get("this")
+        out = original(expression)
+        if not _CAST_AGGREGATES.get() and argument is not None and expression.args.get("this") is not argument:
+            expression.set("this", argument)
+        return out
+
+    return numeric_agg_implicit_cast
 
 
 def _sequences_beside_tables(original: Any) -> Any:
@@ -146,11 +179,13 @@ def apply() -> None:
     import fakesnow.arrow  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import fakesnow.cursor  # type: ignore[import-not-found,import-untyped,unused-ignore]
     import fakesnow.rowtype  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    import fakesnow.transforms  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     fakesnow.arrow.timestamp_to_sf_struct = _masked_timestamps(fakesnow.arrow.timestamp_to_sf_struct)
     cursor = fakesnow.cursor.FakeSnowflakeCursor
     cursor.execute = _translated_errors(cursor.execute)
     cursor._transform_explode = _sequences_beside_tables(cursor._transform_explode)
+    fakesnow.transforms.numeric_agg_implicit_cast = _typed_aggregates(fakesnow.transforms.numeric_agg_implicit_cast)
     for duck, snow in _EXTRA_RESULT_TYPES.items():
         fakesnow.rowtype.duckdb_to_sf_type.setdefault(duck, snow)
     _applied = True

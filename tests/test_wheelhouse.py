@@ -15,8 +15,18 @@ from decathlon.checkout import wheelhouse
 FAKE_PIP = r'''
 import json, os, re, sys
 a = sys.argv[1:]
+refused = os.environ.get("FAKE_PIP_REFUSE", "")  # name==version this pip's Python will not take
+if a[0] == "download":  # our own interpreter's pip: the release as a pure wheel
+    dest, pin = a[a.index("-d") + 1], a[-1]
+    name, version = pin.split("==")
+    name = re.sub(r"[-.]+", "_", name)
+    open(os.path.join(dest, f"{name}-{version}-py3-none-any.whl"), "w").write(f"{name} {version} pure")
+    sys.exit(0)
 out, pins = a[a.index("-w") + 1], a[a.index("-r") + 1]
 os.makedirs(out, exist_ok=True)
+if refused and refused in open(pins).read():
+    print(f"ERROR: No matching distribution found for {refused}", file=sys.stderr)
+    sys.exit(1)
 names = []
 for line in open(pins):
     m = re.match(r"([A-Za-z0-9._-]+)==(\S+)", line.strip())
@@ -37,7 +47,7 @@ def pip(tmp_path: Path, monkeypatch) -> Path:
     log.touch()
     monkeypatch.setenv("FAKE_PIP_LOG", str(log))
     monkeypatch.setenv("DECATHLON_WHEELHOUSE", str(tmp_path / "wheelhouse"))
-    monkeypatch.setattr(wheelhouse, "_pip", lambda python: [sys.executable, str(script)])
+    monkeypatch.setattr(wheelhouse, "_pip", lambda python: ([sys.executable, str(script)], {}))
     return log
 
 
@@ -85,3 +95,13 @@ def test_the_wheelhouse_lives_in_the_cache_not_the_clone(monkeypatch, tmp_path: 
     assert wheelhouse.PinSet("s", "x==1\n", sys.executable).key("cp311").startswith("s-cp311-")
     assert wheelhouse.pinned_version("uv") == wheelhouse.pinned((wheelhouse.ROOT / "pyproject.toml").read_text()
                                                                 .replace('"', "\n"))["uv"]
+
+
+def test_a_pin_pip_refuses_for_the_target_python_comes_as_its_pure_wheel(pip: Path, monkeypatch):
+    """pip under Python 3.13 refuses snowflake 1.7.0 (its index entry says <3.13) even with --ignore-requires-python,
+    where uv installed that very pure wheel: the set is still filled, with that file."""
+    monkeypatch.setenv("FAKE_PIP_REFUSE", "old-pure==1.0")
+    s = wheelhouse.PinSet("checkout", "old-pure==1.0\nfresh==2.0\n", sys.executable)
+    filled = wheelhouse.fill([s], lambda m: None)
+    assert sorted(f.name for f in filled["checkout"]) == ["fresh-2.0-py3-none-any.whl", "old_pure-1.0-py3-none-any.whl"]
+    assert (wheelhouse.pool_dir() / "old_pure-1.0-py3-none-any.whl").read_text().endswith("pure")

@@ -134,16 +134,27 @@ def _locked() -> Iterator[None]:
         yield
 
 
-def _pip(python: str) -> list[str]:
-    """A pip that can build for `python`: its own, else ours or our base interpreter's through `pip --python`
-    (a venv made by uv has no pip)."""
-    runners = [python, sys.executable, getattr(sys, "_base_executable", sys.executable)]
-    for runner in dict.fromkeys(runners):
-        probe = subprocess.run([runner, "-c", "import pip"], capture_output=True, timeout=60)
-        if probe.returncode == 0:
-            return [runner, "-m", "pip"] + ([] if runner == python else ["--python", python])
-    raise WheelhouseError(f"no pip to fill the wheelhouse with (tried {', '.join(dict.fromkeys(runners))}): "
-                          "install python3-pip")
+def _pip(python: str) -> tuple[list[str], dict[str, str]]:
+    """A pip run *by* `python` (argv, and what its environment adds): its own, else ours or our base interpreter's
+    pip package put on its path (a venv made by uv has no pip, nor has the portable Python 3.13). Run by the target
+    itself, not through `pip --python`, so that --ignore-requires-python applies to that interpreter."""
+    probe = subprocess.run([python, "-c", "import pip"], capture_output=True, timeout=60)
+    if probe.returncode == 0:
+        return [python, "-m", "pip"], {}
+    where = "import os, pip; print(os.path.dirname(os.path.dirname(pip.__file__)))"
+    for runner in dict.fromkeys([sys.executable, getattr(sys, "_base_executable", sys.executable)]):
+        found = subprocess.run([runner, "-c", where], capture_output=True, text=True, timeout=60)
+        if found.returncode == 0 and found.stdout.strip():
+            # pip alone on its path, from a folder of its own (not the whole site-packages of another Python).
+            home = cache_dir() / "pip-for-others"
+            if not (home / "pip").is_dir():
+                partial = home.with_suffix(".partial")
+                shutil.rmtree(partial, ignore_errors=True)
+                shutil.copytree(Path(found.stdout.strip()) / "pip", partial / "pip")
+                shutil.rmtree(home, ignore_errors=True)
+                os.replace(partial, home)
+            return [python, "-m", "pip"], {"PYTHONPATH": str(home)}
+    raise WheelhouseError(f"no pip to fill the wheelhouse with (tried {python}, {sys.executable}): install python3-pip")
 
 
 @dataclass(frozen=True)
@@ -189,24 +200,60 @@ def _chunks(lines: list[_Line], parts: int) -> list[list[_Line]]:
     return [c for c in out if c]
 
 
+_NO_MATCH = re.compile(r"No matching distribution found for ([A-Za-z0-9_.\-]+)==([^\s;,]+)")
+MAX_PURE_FALLBACKS = 20
+
+
+def _pure_wheel(name: str, version: str, dest: Path, env: dict[str, str]) -> bool:
+    """name==version as a pure-Python wheel (`-none-any`), fetched by our own interpreter's pip into `dest`: pip
+    under a newer Python can refuse a release whose index entry narrows Requires-Python (snowflake 1.7.0: <3.13)
+    even with --ignore-requires-python, where uv installed that very file for it. A pure wheel is the same file for
+    every Python 3, so it is the one that installed; anything else is not taken."""
+    pip, pip_env = _pip(getattr(sys, "_base_executable", sys.executable))
+    with tempfile.TemporaryDirectory(prefix="pure-", dir=cache_dir()) as tmp:
+        proc = subprocess.run([*pip, "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+                               "--only-binary", ":all:", "-d", tmp, f"{name}=={version}"],
+                              capture_output=True, text=True, timeout=FILL_TIMEOUT, env={**env, **pip_env})
+        wheels = [f for f in Path(tmp).glob("*.whl") if f.name.endswith("-none-any.whl")]
+        if proc.returncode != 0 or len(wheels) != 1:
+            return False
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(wheels[0]), dest / wheels[0].name)
+        return True
+
+
 def _pip_wheel(python: str, requirements: str, what: str) -> list[Path]:
     """`pip wheel --no-deps` of these lines into the pool: the pool's files they are."""
     pool = pool_dir()
     with tempfile.TemporaryDirectory(prefix="fill-", dir=cache_dir()) as tmp:
         pins = Path(tmp) / "pins.txt"
-        pins.write_text(requirements)
+        lines = requirements.splitlines()
         out = Path(tmp) / "out"
         # --find-links: a wheel already in the pool is copied from it, not fetched again (pip takes a
         # find-links candidate before an index one of the same file).
-        argv = [*_pip(python), "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
-                "--find-links", str(pool), "-w", str(out), "-r", str(pins)]
-        env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH, "PYTHONHASHSEED": "0"}
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=FILL_TIMEOUT, env=env)
-        except subprocess.TimeoutExpired:
-            raise WheelhouseError(f"filling {what} ran over {FILL_TIMEOUT:.0f} s") from None
-        if proc.returncode != 0:
-            raise WheelhouseError(f"pip could not fill {what} from PyPI: {(proc.stderr or proc.stdout).strip()[-1500:]}")
+        # --ignore-requires-python: every line is an exact pin a resolver already chose for this interpreter (our
+        # pin files, or what uv installed from a checkout's uv.lock).
+        pip, pip_env = _pip(python)
+        env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH, "PYTHONHASHSEED": "0", **pip_env}
+        for _ in range(MAX_PURE_FALLBACKS + 1):
+            pins.write_text("".join(f"{line}\n" for line in lines))
+            argv = [*pip, "wheel", "--quiet", "--disable-pip-version-check", "--no-deps", "--ignore-requires-python",
+                    "--find-links", str(pool), "-w", str(out), "-r", str(pins)]
+            try:
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=FILL_TIMEOUT, env=env)
+            except subprocess.TimeoutExpired:
+                raise WheelhouseError(f"filling {what} ran over {FILL_TIMEOUT:.0f} s") from None
+            if proc.returncode == 0:
+                break
+            said = (proc.stderr or proc.stdout).strip()
+            refused = _NO_MATCH.search(said)
+            if refused is None or not _pure_wheel(refused.group(1), refused.group(2), out, env):
+                raise WheelhouseError(f"pip could not fill {what} from PyPI: {said[-1500:]}")
+            name = normalize(refused.group(1))
+            lines = [line for line in lines if not (m := _PIN.match(line.split(" #", 1)[0].strip()))
+                     or normalize(m.group(1)) != name]
+        else:
+            raise WheelhouseError(f"pip could not fill {what}: more than {MAX_PURE_FALLBACKS} pins refused")
         made = []
         for f in sorted(out.iterdir()) if out.is_dir() else []:
             target = pool / f.name

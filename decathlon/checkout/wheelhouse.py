@@ -146,13 +146,16 @@ def _pip(python: str) -> tuple[list[str], dict[str, str]]:
         found = subprocess.run([runner, "-c", where], capture_output=True, text=True, timeout=60)
         if found.returncode == 0 and found.stdout.strip():
             # pip alone on its path, from a folder of its own (not the whole site-packages of another Python).
+            # Fills run in parallel: each copies into a folder of its own and the first to rename it wins.
             home = cache_dir() / "pip-for-others"
             if not (home / "pip").is_dir():
-                partial = home.with_suffix(".partial")
-                shutil.rmtree(partial, ignore_errors=True)
+                cache_dir().mkdir(parents=True, exist_ok=True)
+                partial = Path(tempfile.mkdtemp(prefix="pip-for-others-", dir=cache_dir()))
                 shutil.copytree(Path(found.stdout.strip()) / "pip", partial / "pip")
-                shutil.rmtree(home, ignore_errors=True)
-                os.replace(partial, home)
+                try:
+                    os.replace(partial, home)
+                except OSError:  # another fill got there first
+                    shutil.rmtree(partial, ignore_errors=True)
             return [python, "-m", "pip"], {"PYTHONPATH": str(home)}
     raise WheelhouseError(f"no pip to fill the wheelhouse with (tried {python}, {sys.executable}): install python3-pip")
 

@@ -103,7 +103,7 @@ def test_import_error_printed_at_evaluate_time_is_a_plain_fail(task_api, source,
 
 def test_evaluator_timeout_is_an_infra_error(task_api, source, tmp_path, monkeypatch):
     monkeypatch.setenv("DECATHLON_EVAL_TIMEOUT", "1")
-    _setup(task_api, source, "slow", "import time\ntime.sleep(60)\n")
+    _setup(task_api, source, "slow", "import time\nif __name__ == \"__main__\":\n    time.sleep(60)\n")
     err = task_api.error("evaluate", "--messages", _messages(tmp_path))
     assert err["kind"] == "evaluator_timeout"
 

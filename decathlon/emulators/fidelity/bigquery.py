@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import os
 import re
-import select
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from decathlon.emulators.gcp.hosts import BIGQUERY as BIGQUERY_HOST
+from decathlon.emulators.fidelity.emulator import Emulator, servers_dir
 from decathlon.emulators.fidelity.recorded import Exchange, NotALiteral, exchanges, python_value
 
 PREFIX = "google-cloud-bigquery_"
@@ -285,42 +285,6 @@ def normalize(text: str) -> str:
     return text.strip()
 
 
-def servers_dir() -> Path:
-    return Path(os.environ.get("DECATHLON_SERVERS_DIR") or REPO / ".servers")
-
-
-def _ready(proc: subprocess.Popen[str], seconds: float) -> str:
-    assert proc.stdout is not None
-    ready, _, _ = select.select([proc.stdout], [], [], seconds)
-    return proc.stdout.readline().strip() if ready else ""
-
-
-class Emulator:
-    """A fresh BigQuery emulator (decathlon.emulators.gcp) on the SaaS virtualenv, for one run's replay."""
-
-    def __init__(self, root: Path, python: Path) -> None:
-        self.log = root / "gcp.log"
-        with self.log.open("w") as log:
-            self.proc = subprocess.Popen([str(python), "-m", "decathlon.emulators.gcp", "--root", str(root)],
-                                         stdout=subprocess.PIPE, stderr=log, text=True, cwd=str(root),
-                                         env={**os.environ, "PYTHONPATH": str(REPO)})
-        line = _ready(self.proc, 60)
-        m = re.fullmatch(r'ready gcp \{"http": (\d+)\}', line)
-        if not m:
-            self.stop()
-            raise RuntimeError(f"the BigQuery emulator gave no ready line ({line!r}): {self.log.read_text()[-2000:]}")
-        self.url = f"http://127.0.0.1:{m.group(1)}"
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-
-
 def _drive(url: str, rebuilt: Rebuilt, calls: list[Exchange], python: Path, timeout: float) -> list[dict[str, Any]]:
     job = {"emulator": url, "project": PROJECT, "seed": rebuilt.seed(),
            "calls": [{"tool": "(not replayed)" if by_allow_list(c) else c.tool,
@@ -381,7 +345,7 @@ def replay_run(path: Path, *, servers: Path | None = None, timeout: float = 600)
     saas, gcmcp = servers / "saas" / "bin" / "python", servers / "google-cloud" / "bin" / "python"
     rebuilt = rebuild(calls)
     with tempfile.TemporaryDirectory(prefix="fidelity-bq-") as root:
-        emu = Emulator(Path(root), saas)
+        emu = Emulator("gcp", Path(root), saas)
         try:
             replies = _drive(emu.url, rebuilt, calls, gcmcp, timeout)
         finally:

@@ -24,10 +24,15 @@ HOW = (f"no recorded Toolathlon runs at {TRAJECTORIES}: set DECATHLON_TRAJECTORI
 TASKS = sorted(p.stem for p in TRAJECTORIES.glob("*.json")) if TRAJECTORIES.is_dir() else []
 
 
-def import_runs(tmp_path_factory) -> Path:
-    """Every recorded run imported as a task source (cassettes, trajectories, recorded verdicts)."""
+def require_runs() -> None:
+    """The recorded runs are here: else the test skips, saying how to get them, or fails where CI requires them."""
     if not TASKS:
         pytest.fail(HOW) if REQUIRED else pytest.skip(HOW)
+
+
+def import_runs(tmp_path_factory) -> Path:
+    """Every recorded run imported as a task source (cassettes, trajectories, recorded verdicts)."""
+    require_runs()
     out = tmp_path_factory.mktemp("imported")
     import_dir(TRAJECTORIES, out)
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recorded_runs import HOW, REQUIRED, TRAJECTORIES, TASKS
+from recorded_runs import TRAJECTORIES, require_runs
 from saas_venv import SERVERS, require
 
 from decathlon.emulators.fidelity import bigquery, known_gaps, report
@@ -13,8 +13,7 @@ from decathlon.emulators.fidelity import bigquery, known_gaps, report
 
 @pytest.fixture(scope="module")
 def cases() -> list[bigquery.Case]:
-    if not TASKS:
-        pytest.fail(HOW) if REQUIRED else pytest.skip(HOW)
+    require_runs()
     require(SERVERS / "saas" / "bin" / "python", "`python ci/install_servers.py` builds the SaaS virtualenv")
     require(SERVERS / "google-cloud" / "bin" / "python", "`python ci/install_servers.py` installs google-cloud-mcp")
     got = bigquery.replay(TRAJECTORIES, servers=SERVERS)

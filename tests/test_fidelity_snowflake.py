@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from recorded_runs import HOW, REQUIRED, TRAJECTORIES, TASKS
+from recorded_runs import TRAJECTORIES, require_runs
 from saas_venv import SERVERS, require
 
 from decathlon.emulators.fidelity import known_gaps, report, snowflake
@@ -14,8 +14,7 @@ from decathlon.emulators.fidelity import known_gaps, report, snowflake
 
 @pytest.fixture(scope="module")
 def cases() -> list[snowflake.Case]:
-    if not TASKS:
-        pytest.fail(HOW) if REQUIRED else pytest.skip(HOW)
+    require_runs()
     require(SERVERS / "saas" / "bin" / "python", "`python ci/install_servers.py` builds the SaaS virtualenv")
     require(SERVERS / "snowflake" / "bin" / "python", "`python ci/install_servers.py` builds the stand-in's virtualenv")
     got = snowflake.replay(TRAJECTORIES, servers=SERVERS)

@@ -33,7 +33,7 @@ from typing import Any
 
 from decathlon.emulators.gcp.hosts import BIGQUERY as BIGQUERY_HOST
 from decathlon.emulators.fidelity.emulator import Emulator, servers_dir
-from decathlon.emulators.fidelity.recorded import Exchange, NotALiteral, exchanges, python_value
+from decathlon.emulators.fidelity.recorded import Case as BaseCase, Exchange, NotALiteral, exchanges, python_value
 
 PREFIX = "google-cloud-bigquery_"
 PROJECT = "fidelity-project"
@@ -85,22 +85,9 @@ class Rebuilt:
                            for t in self.tables.values()]}
 
 
-@dataclass
-class Case:
-    """One replayed call: its verdict (`agreed`, `disagreed`, `cannot-rebuild`), how it was judged or why not."""
-
-    exchange: Exchange
-    verdict: str
-    how: str
-    recorded: str = ""
-    emulated: str = ""
-
-    def diff(self) -> str:
-        import difflib
-
-        return "\n".join(difflib.unified_diff(normalize(self.recorded).splitlines(),
-                                              normalize(self.emulated).splitlines(), "recorded", "emulator",
-                                              lineterm="", n=1))
+class Case(BaseCase):
+    def lines(self, text: str) -> list[str]:
+        return normalize(text).splitlines()
 
 
 # ---- reading what the run showed ----------------------------------------------------------------------------

@@ -111,3 +111,25 @@ def python_value(text: str) -> Any:
     except SyntaxError as exc:
         raise NotALiteral(str(exc)) from None
     return _value(tree.body)
+
+
+@dataclass
+class Case:
+    """One replayed call: its verdict (`agreed`, `disagreed`, `cannot-rebuild`), how it was judged or why not. A
+    vendor's tier says how an answer reads as lines (`lines`: what may differ and means nothing taken out)."""
+
+    exchange: Exchange
+    verdict: str
+    how: str
+    recorded: str = ""
+    emulated: str = ""
+
+    def lines(self, text: str) -> list[str]:
+        return text.splitlines()
+
+    def diff(self) -> str:
+        import difflib
+
+        return "\n".join(difflib.unified_diff(self.lines(self.recorded), self.lines(self.emulated), "recorded",
+                                              "emulator", lineterm="", n=1))
+

@@ -27,7 +27,6 @@ How an answer is judged (modulo the data ids the server draws at random and Snow
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import json
 import re
 import subprocess
@@ -39,7 +38,7 @@ from typing import Any
 import yaml
 
 from decathlon.emulators.fidelity.emulator import Emulator, servers_dir
-from decathlon.emulators.fidelity.recorded import Exchange, exchanges
+from decathlon.emulators.fidelity.recorded import Case as BaseCase, Exchange, exchanges
 
 PREFIX = "snowflake-"
 DEFAULT_DATABASE, DEFAULT_SCHEMA = "SNOWFLAKE", "PUBLIC"  # Toolathlon's --database/--schema
@@ -101,25 +100,12 @@ class Rebuilt:
         return out
 
 
-@dataclass
-class Case:
-    """One replayed call: its verdict (`agreed`, `disagreed`, `cannot-rebuild`), how it was judged or why not."""
-
-    exchange: Exchange
-    verdict: str
-    how: str
-    recorded: str = ""
-    emulated: str = ""
-
-    def diff(self) -> str:
-        def lines(text: str) -> list[str]:
-            rows = rows_of(data(normalize(text)))
-            if self.how == "rows as a set" and rows is not None:  # sorted, or the diff would be all order
-                return _as_set(rows)
-            return normalize(text).splitlines()
-
-        return "\n".join(difflib.unified_diff(lines(self.recorded), lines(self.emulated), "recorded", "emulator",
-                                              lineterm="", n=1))
+class Case(BaseCase):
+    def lines(self, text: str) -> list[str]:
+        rows = rows_of(data(normalize(text)))
+        if self.how == "rows as a set" and rows is not None:  # sorted, or the diff would be all order
+            return _as_set(rows)
+        return normalize(text).splitlines()
 
 
 def ident(name: str) -> str:

@@ -32,7 +32,7 @@ from decathlon.emulators.gcp.bigquery.store import Dataset, Table, Warehouse, re
 from decathlon.emulators.gcp.bigquery.types import quote_ident
 from decathlon.emulators.gcp.storage.routes import StorageRoutes
 from decathlon.emulators.gcp.storage.store import Blob, Bucket, StorageStore
-from decathlon.emulators.kit.tables import read_parquet, write_parquet
+from decathlon.emulators.kit.tables import load_rows, read_parquet, write_parquet
 from decathlon.emulators.kit.plain import Codec, PlainError
 from decathlon.emulators.kit.state import FolderState, StateError, part, read_json, write_json
 
@@ -241,12 +241,7 @@ class GcpState(FolderState):
         elif t.declared:
             self.wh.create_table(t, t.declared)
         elif rows is not None:
-            name = "_state_" + hashlib.sha256(rel.encode()).hexdigest()[:12]
-            con.register(name, rows)
-            try:
-                con.execute(f"CREATE TABLE {rel} AS SELECT * FROM {name}")
-            finally:
-                con.unregister(name)
+            load_rows(con, rel, rows, create=True)
             t.materialized = True
             self.wh.tables[t.key] = t
             return
@@ -254,13 +249,8 @@ class GcpState(FolderState):
             t.materialized = False
             self.wh.tables[t.key] = t
             return
-        if rows is not None and rows.num_rows:
-            name = "_state_" + hashlib.sha256(rel.encode()).hexdigest()[:12]
-            con.register(name, rows)
-            try:
-                con.execute(f"INSERT INTO {rel} BY NAME SELECT * FROM {name}")
-            finally:
-                con.unregister(name)
+        if rows is not None:
+            load_rows(con, rel, rows)
 
     def _views_in(self, views: list[tuple[Table, Any]]) -> None:
         """Views in an order their dependencies allow (a view on a view comes after it)."""

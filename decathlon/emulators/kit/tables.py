@@ -2,6 +2,7 @@
 their snapshots: the column types Parquet has no place for travel as text, cast back on the way in."""
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +33,17 @@ def read_parquet(path: Path) -> Any:
         return pq.read_table(path)
     except (OSError, ValueError) as exc:
         raise StateError(f"{path} is not a Parquet file: {exc}", "bad_file") from None
+
+
+def load_rows(con: Any, rel: str, rows: Any, create: bool = False) -> None:
+    """The Arrow table `rows` into `rel`: a new table made from them (`create`), or appended by column name."""
+    name = "_state_" + hashlib.sha256(rel.encode()).hexdigest()[:12]
+    con.register(name, rows)
+    try:
+        if create:
+            con.execute(f"CREATE TABLE {rel} AS SELECT * FROM {name}")
+        elif rows.num_rows:
+            con.execute(f"INSERT INTO {rel} BY NAME SELECT * FROM {name}")
+    finally:
+        con.unregister(name)
+

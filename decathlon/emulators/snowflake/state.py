@@ -15,13 +15,12 @@ keep their connection; one whose current database is made again by a restore is 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import shutil
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import quote
 
-from decathlon.emulators.kit.tables import read_parquet, write_parquet
+from decathlon.emulators.kit.tables import load_rows, read_parquet, write_parquet
 from decathlon.emulators.kit.state import FolderState, StateError, part, read_json, write_json
 
 NAME = "snowflake"
@@ -146,7 +145,7 @@ class SnowflakeState(FolderState):
                 table = unquote(f.stem)
                 if table not in known:
                     raise StateError(f"{f}: fakesnow has no side table {table!r}", "bad_file")
-                _insert(duck, f"{GLOBAL}.{_META_SCHEMA}.{_q(table)}", read_parquet(f))
+                load_rows(duck, f"{GLOBAL}.{_META_SCHEMA}.{_q(table)}", read_parquet(f))
         if (base / "stage").is_dir():
             shutil.copytree(base / "stage", self.stage, symlinks=False, dirs_exist_ok=True)
         self._sessions_back(app, duck)
@@ -187,12 +186,12 @@ class SnowflakeState(FolderState):
             cols = ", ".join(f"{_q(n)} {dtype}" + (" NOT NULL" if not_null else "") for n, dtype, not_null in columns)
             duck.execute(f"CREATE TABLE {rel} ({cols})")
         elif rows is not None:
-            _insert(duck, rel, rows, create=True)
+            load_rows(duck, rel, rows, create=True)
             return
         else:
             raise StateError(f"table {db}.{schema}.{t['name']} has neither \"columns\" nor \"rows\"", "bad_file")
         if rows is not None:
-            _insert(duck, rel, rows)
+            load_rows(duck, rel, rows)
 
     def _sessions_back(self, app: Any, duck: Any) -> None:
         """A session whose database was dropped by the reset and is there again goes back to it."""
@@ -204,18 +203,6 @@ class SnowflakeState(FolderState):
                     conn.cursor().execute(f"USE SCHEMA {_q(db)}.{_q(schema)}" if schema else f"USE DATABASE {_q(db)}")
                 except Exception:  # noqa: BLE001 - the database or schema is not in the snapshot: left without one
                     pass
-
-
-def _insert(duck: Any, rel: str, rows: Any, create: bool = False) -> None:
-    name = "_state_" + hashlib.sha256(rel.encode()).hexdigest()[:12]
-    duck.register(name, rows)
-    try:
-        if create:
-            duck.execute(f"CREATE TABLE {rel} AS SELECT * FROM {name}")
-        elif rows.num_rows:
-            duck.execute(f"INSERT INTO {rel} BY NAME SELECT * FROM {name}")
-    finally:
-        duck.unregister(name)
 
 
 def _views_in(duck: Any, views: list[tuple[str, str, str]]) -> None:

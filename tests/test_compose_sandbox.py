@@ -120,10 +120,21 @@ def test_labels_limits_and_no_privileges(backend):
     assert backend.client.containers.list(all=True, filters={"label": f"decathlon.run={run}"}) == []
 
 
-def _cli(*args: str, tag: str | None = None, **kw) -> subprocess.CompletedProcess:
+def _cli(*args: str, tag: str | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """The command, run to its end; one that outlives `timeout` fails the test with where each of its threads
+    was (the CLI's SIGUSR1 dump) and the end of what it printed, then is killed."""
     env = {**os.environ, **({"DECATHLON_COMPOSE_LABELS": f"decathlon.test={tag}"} if tag else {})}
-    return subprocess.run([sys.executable, "-m", "decathlon", *args], cwd=REPO, capture_output=True, text=True,
-                          env=env, **kw)
+    proc = subprocess.Popen([sys.executable, "-m", "decathlon", *args], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(3)
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"`decathlon {' '.join(args[:2])} …` ran over {timeout} s; its stderr ends:\n{err[-12000:]}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def _tagged(client, tag: str) -> list[dict]:
@@ -135,7 +146,7 @@ def _tagged(client, tag: str) -> list[dict]:
 def test_cli_run_gives_full_rewards_and_leaves_nothing(backend):
     tag = uuid.uuid4().hex
     proc = _cli("run", "--all", "--source", str(MINI), "--backend", "compose", "--policy", "oracle", "--json",
-                "--launch-time", LAUNCH, tag=tag, timeout=900)
+                "--launch-time", LAUNCH, tag=tag, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert len(rows) == 5 and all(r["reward"] == 1.0 and r["infra_error"] is None for r in rows), rows

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
 import signal
 import sys
 from types import FrameType
+from typing import Any, Coroutine
 
 from decathlon.errors import InfraError
 from decathlon.cli.parser import build_parser
@@ -33,6 +35,21 @@ class _Terminated:
             raise KeyboardInterrupt
 
 
+def _dump_where_it_is() -> None:
+    """SIGUSR1 during a run: every thread's stack, then every asyncio task's (a wait that never ends is a task's, and
+    the threads show only the event loop)."""
+    faulthandler.dump_traceback(all_threads=True)
+    for task in sorted(asyncio.all_tasks(), key=lambda t: t.get_name()):
+        print(f"--- asyncio task {task.get_name()}", file=sys.stderr)
+        task.print_stack(file=sys.stderr)
+    sys.stderr.flush()
+
+
+async def _dumpable(work: Coroutine[Any, Any, int]) -> int:
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, _dump_where_it_is)
+    return await work
+
+
 def _gc(backend: str, run: str | None, force: bool) -> int:
     """`decathlon gc`: the JSON on stdout; on stderr, each run removed or left alone and why, so that a run
     taken for dead can be told from the evidence gc had."""
@@ -52,6 +69,8 @@ def _gc(backend: str, run: str | None, force: bool) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     ns = build_parser().parse_args(argv)
+    # `kill -USR1 PID` prints where every thread of a run that seems stuck is (docs/troubleshooting: a hang).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     if ns.command in ("run", "record", "demo"):  # the demo's runs too: `docker compose down` sends SIGTERM
         _Terminated.install()
     try:
@@ -60,13 +79,13 @@ def main(argv: list[str] | None = None) -> None:
             code = tasks_command(ns)
         elif ns.command == "run":
             from decathlon.cli.run import run_command
-            code = asyncio.run(run_command(ns))
+            code = asyncio.run(_dumpable(run_command(ns)))
         elif ns.command == "report":
             from decathlon.cli.report import report_command
             code = report_command(ns)
         elif ns.command == "record":
             from decathlon.cli.record import record_command
-            code = asyncio.run(record_command(ns))
+            code = asyncio.run(_dumpable(record_command(ns)))
         elif ns.command == "servers":
             from decathlon.cli.servers import servers_command
             code = servers_command(ns)

@@ -1,6 +1,7 @@
 """The compose backend under the conformance suite: a Docker container per episode."""
 from __future__ import annotations
 
+import asyncio
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -45,4 +46,4 @@ def backend(tmp: Path) -> Iterator:
     try:
         yield b
     finally:
-        b.close()
+        asyncio.run(b.close())

@@ -30,10 +30,24 @@ async def acquire(backend: Backend, spec: SandboxSpec, timeout: float = ACQUIRE_
     try:
         return await asyncio.shield(pending)
     except asyncio.CancelledError:
-        pending.add_done_callback(_release_orphan)
+        await _release_when_made(pending)
         raise
     except asyncio.TimeoutError:
         raise InfraError(Kind.ACQUIRE_TIMEOUT, f"no sandbox within {timeout:.0f} s", "acquire") from None
+
+
+async def _release_when_made(pending: asyncio.Future[Sandbox]) -> None:
+    """A cancelled acquire waits for the sandbox being made and releases it before the cancellation goes on:
+    whoever awaits the cancelled episode (a run's Ctrl-C or SIGTERM) then knows it left nothing. Cancelled once
+    more meanwhile (asyncio.run's last sweep), it leaves the release to a callback, the best it can still do."""
+    try:
+        sandbox = await asyncio.shield(pending)
+    except asyncio.CancelledError:
+        pending.add_done_callback(_release_orphan)
+        raise
+    except BaseException:  # noqa: BLE001 - no sandbox was made: nothing to release
+        return
+    await release(sandbox)
 
 
 def _release_orphan(fut: asyncio.Future[Sandbox]) -> None:

@@ -272,16 +272,26 @@ def normalize(text: str) -> str:
     return text.strip()
 
 
-def _drive(url: str, rebuilt: Rebuilt, calls: list[Exchange], python: Path, timeout: float) -> list[dict[str, Any]]:
-    job = {"emulator": url, "project": PROJECT, "seed": rebuilt.seed(),
-           "calls": [{"tool": "(not replayed)" if by_allow_list(c) else c.tool,
-                      "arguments": json.loads(MASKED_PROJECT.sub(PROJECT, json.dumps(c.arguments)))} for c in calls]}
+def _drive(runs: list[tuple[str, Rebuilt, list[Exchange]]], python: Path, timeout: float) -> list[list[dict[str, Any]]]:
+    """Every run's calls through one driver process (google-cloud-mcp's import is most of a run's time), each run
+    on the emulator given with it; per run, the replies in order."""
+    job = {"project": PROJECT, "runs": [
+        {"emulator": url, "seed": rebuilt.seed(),
+         "calls": [{"tool": "(not replayed)" if by_allow_list(c) else c.tool,
+                    "arguments": json.loads(MASKED_PROJECT.sub(PROJECT, json.dumps(c.arguments)))} for c in calls]}
+        for url, rebuilt, calls in runs]}
     proc = subprocess.run([str(python), str(Path(__file__).with_name("gcmcp_driver.py"))], input=json.dumps(job,
                           default=str), capture_output=True, text=True, timeout=timeout, env={**os.environ})
     lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
-    if proc.returncode != 0 or not lines or not lines[0].get("seeded"):
-        raise RuntimeError(f"google-cloud-mcp's driver failed ({proc.returncode}): {proc.stderr[-3000:]}")
-    return lines[1:]
+    seeded = sum(1 for x in lines if "seeded" in x)
+    if proc.returncode != 0 or seeded != len(runs):
+        raise RuntimeError(f"google-cloud-mcp's driver failed ({proc.returncode}, {seeded} of {len(runs)} runs "
+                           f"seeded): {proc.stderr[-3000:]}")
+    replies: list[list[dict[str, Any]]] = [[] for _ in runs]
+    for x in lines:
+        if "run" in x:
+            replies[x["run"]].append(x)
+    return replies
 
 
 def by_allow_list(ex: Exchange) -> bool:
@@ -325,28 +335,37 @@ def judge(ex: Exchange, answer: str | None, before: set[str], rebuilt: Rebuilt) 
 
 def replay_run(path: Path, *, servers: Path | None = None, timeout: float = 600) -> list[Case]:
     """One run's BigQuery calls replayed on a fresh emulator, each judged against its recorded answer."""
-    calls = exchanges(path, PREFIX)
-    if not calls:
-        return []
+    return replay_runs([path], servers=servers, timeout=timeout)
+
+
+def replay_runs(paths: list[Path], *, servers: Path | None = None, timeout: float = 600) -> list[Case]:
+    """The runs' BigQuery calls, each run on a fresh emulator of its own (all started at once, then one driver
+    process through them in order), each call judged against its recorded answer."""
     servers = servers or servers_dir()
     saas, gcmcp = servers / "saas" / "bin" / "python", servers / "google-cloud" / "bin" / "python"
-    rebuilt = rebuild(calls)
+    todo = [(calls, rebuild(calls)) for calls in (exchanges(p, PREFIX) for p in paths) if calls]
+    if not todo:
+        return []
     with tempfile.TemporaryDirectory(prefix="fidelity-bq-") as root:
-        emu = Emulator("gcp", Path(root), saas)
+        emulators: list[Emulator] = []
         try:
-            replies = _drive(emu.url, rebuilt, calls, gcmcp, timeout)
+            for i in range(len(todo)):
+                folder = Path(root) / str(i)
+                folder.mkdir()
+                emulators.append(Emulator("gcp", folder, saas))
+            replies = _drive([(emu.url, rebuilt, calls) for emu, (calls, rebuilt) in zip(emulators, todo)], gcmcp,
+                             timeout)
         finally:
-            emu.stop()
-    before = set(rebuilt.tables)
+            for emu in emulators:
+                emu.stop()
     cases = []
-    for ex, reply in zip(calls, replies):
-        cases.append(judge(ex, reply.get("answer"), before, rebuilt))
-        before = set(reply.get("tables") or [])
+    for (calls, rebuilt), answers in zip(todo, replies):
+        before = set(rebuilt.tables)
+        for ex, reply in zip(calls, answers):
+            cases.append(judge(ex, reply.get("answer"), before, rebuilt))
+            before = set(reply.get("tables") or [])
     return cases
 
 
 def replay(runs: Path, **kwargs: Any) -> list[Case]:
-    out: list[Case] = []
-    for path in sorted(runs.glob("*.json")):
-        out.extend(replay_run(path, **kwargs))
-    return out
+    return replay_runs(sorted(runs.glob("*.json")), **kwargs)

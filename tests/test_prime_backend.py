@@ -223,3 +223,22 @@ def test_configuration_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("DECATHLON_PRIME_CPU", "2.5")
     cfg = PrimeConfig.from_env()
     assert (cfg.image, cfg.max_live, cfg.cpu) == ("ghcr.io/x/sandbox:1", 7, 2.5)
+
+
+
+def test_the_sweep_of_a_cancelled_create_finds_the_episodes_sandbox_by_its_labels(tmp_path):
+    """A create cancelled in flight may land unseen; the episode's sweep deletes it by the labels the create gave it
+    (it matched none while it asked for a label no sandbox carries)."""
+    with backend(tmp_path) as b:
+        spec = _spec("sweep")
+
+        async def go() -> None:
+            box = await b.acquire(spec)
+            other = await b.acquire(_spec("sweep"))
+            await b._sweep_episode(b._state(), spec)
+            assert b.fake.stats()["alive"] == [other.id], "the sweep takes this episode's sandbox and no other"
+            await box.release()
+            await other.release()
+            await b.close()
+        asyncio.run(go())
+        _clean(b.fake.stats())

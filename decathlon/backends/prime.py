@@ -412,7 +412,8 @@ class PrimeBackend:
 
     async def _sweep_episode(self, state: _LoopState, spec: SandboxSpec) -> None:
         try:
-            await state.client.bulk_delete(labels=[f"decathlon.core.episode={spec.episode_id}"])
+            await state.client.bulk_delete(labels=[f"decathlon.project={self.config.project}",
+                                                   f"decathlon.episode={spec.episode_id}"])
         except Exception as exc:  # noqa: BLE001 - gc is the backstop
             log.warning("sweep of episode %s failed: %s", spec.episode_id, exc)
 

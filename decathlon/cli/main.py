@@ -69,7 +69,7 @@ def _gc(backend: str, run: str | None, force: bool) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     ns = build_parser().parse_args(argv)
-    # `kill -USR1 PID` prints where every thread of a run that seems stuck is (docs/troubleshooting: a hang).
+    # `kill -USR1 PID` prints where every thread of a command that seems stuck is (README: a run that seems stuck).
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     if ns.command in ("run", "record", "demo"):  # the demo's runs too: `docker compose down` sends SIGTERM
         _Terminated.install()

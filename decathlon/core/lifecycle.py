@@ -45,7 +45,7 @@ async def _release_when_made(pending: asyncio.Future[Sandbox]) -> None:
     except asyncio.CancelledError:
         pending.add_done_callback(_release_orphan)
         raise
-    except BaseException:  # noqa: BLE001 - no sandbox was made: nothing to release
+    except Exception:  # noqa: BLE001 - no sandbox was made: nothing to release
         return
     await release(sandbox)
 

@@ -84,9 +84,11 @@ def test_compose_up_serves_the_demo_summary(compose_env):
 RUN_LINE = re.compile(r"decathlon: run (\w+) on compose; if it is killed, `(decathlon gc --backend compose --run \w+)`")
 
 
-def _sandboxes(run: str) -> list:
+def _sandboxes(run: str) -> list[dict]:
+    # The engine's own list (one call): docker-py's models inspect each container after listing, which fails
+    # (404) when the run being stopped removes one in between.
     import docker
-    return docker.from_env().containers.list(all=True, filters={"label": f"decathlon.run={run}"})
+    return docker.from_env().api.containers(all=True, filters={"label": f"decathlon.run={run}"})
 
 
 def _first_run(stack, deadline: float) -> tuple[str, str]:

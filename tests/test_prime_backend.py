@@ -225,7 +225,6 @@ def test_configuration_comes_from_the_environment(monkeypatch):
     assert (cfg.image, cfg.max_live, cfg.cpu) == ("ghcr.io/x/sandbox:1", 7, 2.5)
 
 
-
 def test_the_sweep_of_a_cancelled_create_finds_the_episodes_sandbox_by_its_labels(tmp_path):
     """A create cancelled in flight may land unseen; the episode's sweep deletes it by the labels the create gave it
     (it matched none while it asked for a label no sandbox carries)."""

@@ -333,11 +333,6 @@ def judge(ex: Exchange, answer: str | None, before: set[str], rebuilt: Rebuilt) 
     return Case(ex, "agreed" if real == ours else "disagreed", "text", recorded, answer)
 
 
-def replay_run(path: Path, *, servers: Path | None = None, timeout: float = 600) -> list[Case]:
-    """One run's BigQuery calls replayed on a fresh emulator, each judged against its recorded answer."""
-    return replay_runs([path], servers=servers, timeout=timeout)
-
-
 def replay_runs(paths: list[Path], *, servers: Path | None = None, timeout: float = 600) -> list[Case]:
     """The runs' BigQuery calls, each run on a fresh emulator of its own (all started at once, then one driver
     process through them in order), each call judged against its recorded answer."""

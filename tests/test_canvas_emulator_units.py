@@ -20,7 +20,8 @@ from decathlon.emulators.canvas.clock import parse_time
 from decathlon.emulators.canvas.errors import ApiError
 from decathlon.emulators.canvas.model import QuizQuestion
 from decathlon.emulators.canvas.paging import paginate
-from decathlon.emulators.canvas.params import as_bool, as_list, nest, parse_body, split_key
+from decathlon.emulators.canvas.params import parse_body
+from decathlon.emulators.kit.params import as_bool, as_list, nest, split_key
 from decathlon.emulators.canvas.views import truncate
 
 REPO = Path(__file__).resolve().parents[1]

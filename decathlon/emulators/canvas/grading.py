@@ -12,7 +12,7 @@ from typing import Any, Iterable, overload
 
 from decathlon.emulators.canvas.errors import ApiError
 from decathlon.emulators.canvas.model import QuizQuestion
-from decathlon.emulators.canvas.params import as_float, as_int
+from decathlon.emulators.kit.params import as_float, as_int
 
 MANUAL_TYPES = ("essay_question", "file_upload_question")
 NO_POINTS_TYPES = ("text_only_question",)

@@ -17,7 +17,8 @@ from decathlon.emulators.canvas import errors
 from decathlon.emulators.canvas.errors import ApiError
 from decathlon.emulators.canvas.model import User
 from decathlon.emulators.canvas.paging import paginate
-from decathlon.emulators.canvas.params import as_int, as_list, merge, nest, parse_body
+from decathlon.emulators.canvas.params import parse_body
+from decathlon.emulators.kit.params import as_int, as_list, deep_merge, nest
 from decathlon.emulators.canvas.store import Store
 
 STORE_KEY = web.AppKey("canvas_store", Store)
@@ -119,7 +120,7 @@ async def read_params(request: web.Request) -> dict:
     params = nest(request.rel_url.query.items())
     if request.can_read_body and not request.content_type.startswith("multipart/"):
         raw = await request.read()
-        merge(params, parse_body(request.headers.get("Content-Type", ""), raw))
+        deep_merge(params, parse_body(request.headers.get("Content-Type", ""), raw))
     return params
 
 

@@ -16,9 +16,11 @@ import re
 import sys
 import traceback
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote
+from urllib.parse import quote, unquote
 
 from aiohttp import web
+
+from decathlon.emulators.kit.params import nest, parse_query
 
 from . import auth, php
 from .errors import RestError
@@ -30,7 +32,6 @@ JSON_TYPE = "application/json; charset=UTF-8"
 MAX_BODY = 64 * 1024 * 1024
 CRITICAL = ("<p>There has been a critical error on this website.</p><p><a href=\"https://wordpress.org/documentation/"
             "article/faq-troubleshooting/\">Learn more about troubleshooting WordPress.</a></p>")
-_KEY = re.compile(r"^([^\[]*)((?:\[[^\]]*\])*)$")
 _MIME_BY_EXT = {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif",
                 "webp": "image/webp", "pdf": "application/pdf", "txt": "text/plain", "csv": "text/csv",
                 "json": "application/json", "svg": "image/svg+xml"}
@@ -38,50 +39,6 @@ _MIME_BY_EXT = {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "
 
 def encode_json(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=True, separators=(",", ":")).replace("/", "\\/").encode("ascii")
-
-
-def php_query(pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """`parse_str`: bracketed keys build arrays; all-numeric arrays become lists."""
-    root: dict[str, Any] = {}
-    for raw_key, value in pairs:
-        match = _KEY.match(raw_key)
-        if not match or not match.group(1):
-            root[raw_key] = value
-            continue
-        base = re.sub(r"[ .]", "_", match.group(1))
-        parts = re.findall(r"\[([^\]]*)\]", match.group(2))
-        if not parts:
-            root[base] = value
-            continue
-        node = root.setdefault(base, {})
-        if not isinstance(node, dict):
-            node = root[base] = {}
-        for index, part in enumerate(parts):
-            last = index == len(parts) - 1
-            key = part if part != "" else str(_next_index(node))
-            if last:
-                node[key] = value
-            else:
-                child = node.get(key)
-                if not isinstance(child, dict):
-                    child = node[key] = {}
-                node = child
-    return {key: _listify(value) for key, value in root.items()}
-
-
-def _next_index(node: dict[str, Any]) -> int:
-    numbers = [int(k) for k in node if k.lstrip("-").isdigit()]
-    return max(numbers) + 1 if numbers else 0
-
-
-def _listify(value: Any) -> Any:
-    if not isinstance(value, dict):
-        return value
-    converted = {key: _listify(item) for key, item in value.items()}
-    keys = list(converted)
-    if keys and all(k.isdigit() for k in keys) and [int(k) for k in keys] == list(range(len(keys))):
-        return [converted[k] for k in keys]
-    return converted
 
 
 class Front:
@@ -119,7 +76,7 @@ class Front:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         site, path = self._resolve_site(request.path)
-        query = php_query(parse_qsl(request.query_string, keep_blank_values=True))
+        query = parse_query(request.query_string, "php")
         if path.startswith("/wp-json"):
             rest = path[len("/wp-json"):]
             if rest and not rest.startswith("/"):
@@ -167,7 +124,7 @@ class Front:
             elif isinstance(parsed, list):
                 json_params = {str(index): item for index, item in enumerate(parsed)}
         elif mime == "application/x-www-form-urlencoded":
-            form_params = php_query(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+            form_params = parse_query(body.decode("utf-8", "replace"), "php")
         elif mime == "multipart/form-data":
             form_params, files = await _multipart(request, content_type, body)
         if method == "OPTIONS":
@@ -271,7 +228,7 @@ class Front:
             return self._page(200, f"Log In &lsaquo; {site.title} &#8212; WordPress", self._login_form(site),
                               [test_cookie])
         body = await request.read()
-        form = php_query(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        form = parse_query(body.decode("utf-8", "replace"), "php")
         login = php.sanitize_text_field(form.get("log", ""))
         password = php.php_string(form.get("pwd", ""))
         if form.get("testcookie") and "wordpress_test_cookie" not in request.cookies:
@@ -305,7 +262,7 @@ class Front:
         if path == "/wp-admin/admin-ajax.php":
             action = query.get("action")
             if action is None and request.method == "POST":
-                form = php_query(parse_qsl((await request.read()).decode("utf-8", "replace"), keep_blank_values=True))
+                form = parse_query((await request.read()).decode("utf-8", "replace"), "php")
                 action = form.get("action")
             if action == "rest-nonce" and user is not None:
                 return web.Response(text=auth.rest_nonce(site, user), content_type="text/html", charset="UTF-8")
@@ -343,4 +300,4 @@ async def _multipart(request: web.Request, content_type: str,
             files[str(name)] = (str(filename), part.get_content_type(), payload)
         else:
             fields.append((str(name), payload.decode("utf-8", "replace")))
-    return php_query(fields), files
+    return nest(fields, "php"), files

@@ -7,7 +7,8 @@ from decathlon.emulators.canvas import access, errors
 from decathlon.emulators.canvas.api.courses import time_field
 from decathlon.emulators.canvas.http import Ctx, Routes
 from decathlon.emulators.canvas.model import Assignment, AssignmentGroup, Course
-from decathlon.emulators.canvas.params import as_bool, as_float, as_int, as_str_list, number
+from decathlon.emulators.canvas.params import number
+from decathlon.emulators.kit.params import as_bool, as_float, as_int, as_str_list
 from decathlon.emulators.canvas.views import View
 
 routes = Routes()

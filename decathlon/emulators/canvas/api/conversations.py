@@ -11,7 +11,7 @@ from __future__ import annotations
 from decathlon.emulators.canvas import errors
 from decathlon.emulators.canvas.http import Ctx, Reply, Routes
 from decathlon.emulators.canvas.model import Conversation, ConversationMessage, ConversationParticipant, User
-from decathlon.emulators.canvas.params import as_bool, as_int, as_str_list
+from decathlon.emulators.kit.params import as_bool, as_int, as_str_list
 from decathlon.emulators.canvas.views import View
 
 routes = Routes()

@@ -9,7 +9,7 @@ from decathlon.emulators.canvas.api.users import account_of, search_term
 from decathlon.emulators.canvas.clock import parse_time
 from decathlon.emulators.canvas.http import Ctx, Routes
 from decathlon.emulators.canvas.model import Course
-from decathlon.emulators.canvas.params import as_bool, as_int, as_str_list
+from decathlon.emulators.kit.params import as_bool, as_int, as_str_list
 from decathlon.emulators.canvas.views import View
 
 routes = Routes()

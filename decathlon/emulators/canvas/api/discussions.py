@@ -9,7 +9,7 @@ from decathlon.emulators.canvas.api.courses import time_field
 from decathlon.emulators.canvas.clock import parse_time
 from decathlon.emulators.canvas.http import Ctx, Reply, Routes
 from decathlon.emulators.canvas.model import Course, DiscussionEntry, DiscussionTopic
-from decathlon.emulators.canvas.params import as_bool, as_int, as_str_list
+from decathlon.emulators.kit.params import as_bool, as_int, as_str_list
 from decathlon.emulators.canvas.views import View
 
 routes = Routes()

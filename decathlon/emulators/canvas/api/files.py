@@ -21,7 +21,7 @@ from decathlon.emulators.canvas.http import (
     BASE_KEY, STORE_KEY, Ctx, Reply, Routes, error_response, read_params, to_response, token_of,
 )
 from decathlon.emulators.canvas.model import File, Folder, PendingUpload, User
-from decathlon.emulators.canvas.params import as_bool, as_int, as_str_list
+from decathlon.emulators.kit.params import as_bool, as_int, as_str_list
 from decathlon.emulators.canvas.store import Store
 from decathlon.emulators.canvas.views import View, guess_type
 

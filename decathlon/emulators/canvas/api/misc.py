@@ -10,7 +10,7 @@ from decathlon.emulators.canvas.api.courses import time_field, visible_courses
 from decathlon.emulators.canvas.clock import iso
 from decathlon.emulators.canvas.http import Ctx, Routes
 from decathlon.emulators.canvas.model import Assignment, CalendarEvent
-from decathlon.emulators.canvas.params import as_bool, as_int, as_str_list
+from decathlon.emulators.kit.params import as_bool, as_int, as_str_list
 from decathlon.emulators.canvas.views import View
 
 routes = Routes()

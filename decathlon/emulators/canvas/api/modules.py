@@ -5,7 +5,7 @@ from decathlon.emulators.canvas import access, errors
 from decathlon.emulators.canvas.api.courses import time_field
 from decathlon.emulators.canvas.http import Ctx, Routes
 from decathlon.emulators.canvas.model import ContextModule, Course, ModuleItem
-from decathlon.emulators.canvas.params import as_bool, as_int, as_str_list
+from decathlon.emulators.kit.params import as_bool, as_int, as_str_list
 from decathlon.emulators.canvas.views import View
 
 routes = Routes()

@@ -6,7 +6,7 @@ import re
 from decathlon.emulators.canvas import access, errors
 from decathlon.emulators.canvas.http import Ctx, Routes
 from decathlon.emulators.canvas.model import Course, WikiPage
-from decathlon.emulators.canvas.params import as_bool
+from decathlon.emulators.kit.params import as_bool
 from decathlon.emulators.canvas.views import View
 
 routes = Routes()

@@ -13,7 +13,7 @@ from decathlon.emulators.canvas.api.quizzes import quiz_of
 from decathlon.emulators.canvas.api.submissions import request_error
 from decathlon.emulators.canvas.http import Ctx, Routes
 from decathlon.emulators.canvas.model import Course, Quiz, QuizQuestion, QuizSubmission
-from decathlon.emulators.canvas.params import as_float, as_int, as_list
+from decathlon.emulators.kit.params import as_float, as_int, as_list
 from decathlon.emulators.canvas.views import COMPLETE_ORDER, View, reorder
 
 routes = Routes()

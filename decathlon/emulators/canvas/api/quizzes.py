@@ -7,7 +7,7 @@ from decathlon.emulators.canvas import access, errors
 from decathlon.emulators.canvas.api.courses import time_field
 from decathlon.emulators.canvas.http import Ctx, Reply, Routes
 from decathlon.emulators.canvas.model import Course, Quiz, QuizQuestion
-from decathlon.emulators.canvas.params import as_bool, as_float, as_int, as_list
+from decathlon.emulators.kit.params import as_bool, as_float, as_int, as_list
 from decathlon.emulators.canvas.views import View
 
 routes = Routes()

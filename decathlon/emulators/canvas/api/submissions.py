@@ -5,7 +5,7 @@ from decathlon.emulators.canvas import access, errors, grading
 from decathlon.emulators.canvas.api.assignments import assignment_of
 from decathlon.emulators.canvas.http import Ctx, Routes
 from decathlon.emulators.canvas.model import Assignment, Course, Submission, SubmissionComment, User
-from decathlon.emulators.canvas.params import as_bool, as_int, as_str_list
+from decathlon.emulators.kit.params import as_bool, as_int, as_str_list
 from decathlon.emulators.canvas.store import snapshot
 from decathlon.emulators.canvas.views import SUBMIT_ORDER, View, reorder
 

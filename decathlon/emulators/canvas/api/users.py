@@ -4,7 +4,7 @@ from __future__ import annotations
 from decathlon.emulators.canvas import access, errors
 from decathlon.emulators.canvas.http import Ctx, Reply, Routes
 from decathlon.emulators.canvas.model import User
-from decathlon.emulators.canvas.params import as_int
+from decathlon.emulators.kit.params import as_int
 from decathlon.emulators.canvas.views import View
 
 routes = Routes()

@@ -7,14 +7,15 @@ goes to stderr, the service's log).
 from __future__ import annotations
 
 import sys
-import traceback
 
 from aiohttp import web
 
 from decathlon.emulators.canvas import errors
 from decathlon.emulators.canvas.api import RAW_ROUTES, ROUTE_TABLES
-from decathlon.emulators.canvas.http import BASE_KEY, STORE_KEY, Reply, to_response, wrap
+from decathlon.emulators.canvas.http import BASE_KEY, STORE_KEY, error_response, wrap
 from decathlon.emulators.canvas.store import Store
+from decathlon.emulators.kit import errors as kit_errors
+from decathlon.emulators.kit.errors import ApiError, Shape
 
 MAX_BODY = 256 * 1024 * 1024   # file uploads go through the same server
 
@@ -30,26 +31,19 @@ async def access_log(request: web.Request, handler) -> web.StreamResponse:
     return response
 
 
-@web.middleware
-async def canvas_errors(request: web.Request, handler) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except (web.HTTPNotFound, web.HTTPMethodNotAllowed):
-        return to_response(Reply(errors.NOT_FOUND, 404))
-    except web.HTTPRequestEntityTooLarge:
-        return to_response(Reply({"errors": [{"message": "The request body is too large."}]}, 413))
-    except web.HTTPException:
-        raise
-    except Exception:  # noqa: BLE001 - the client must get Canvas's 500, never a traceback
-        store = request.app[STORE_KEY]
-        report = store.error_report()
-        print(f"canvas: internal error on {request.method} {request.path_qs} (report {report})", file=sys.stderr)
-        traceback.print_exc(file=sys.stderr)
-        return to_response(Reply(errors.internal(report), 500))
+def _internal(request: web.Request, message: str) -> ApiError:
+    report = request.app[STORE_KEY].error_report()
+    print(f"canvas: internal error on {request.method} {request.path_qs} (report {report}): {message}", file=sys.stderr)
+    return ApiError(500, errors.internal(report))
+
+
+SHAPE = Shape(unknown=lambda request: errors.not_found(),
+              too_large=lambda request: errors.bad_request("The request body is too large.", 413),
+              internal=_internal, respond=error_response)
 
 
 def build_app(store: Store, log_requests: bool = False) -> web.Application:
-    app = web.Application(middlewares=[access_log, canvas_errors], client_max_size=MAX_BODY)
+    app = web.Application(middlewares=[access_log, kit_errors.middleware(SHAPE)], client_max_size=MAX_BODY)
     app[ACCESS_LOG_KEY] = log_requests
     app[STORE_KEY] = store
     app[BASE_KEY] = ["http://localhost:10001"]

@@ -56,8 +56,7 @@ def make_parts(clock: Clock = system_clock, ids: Ids | None = None, max_body: in
     bigquery = BigQueryRoutes(state.warehouse, storage)
     gcs = StorageRoutes(storage)
     app = web.Application(middlewares=[request_log, hosts.by_host,
-                                       kit_errors.middleware(errors.internal_error, errors.unknown_path),
-                                       errors.body_cap], client_max_size=max_body)
+                                       kit_errors.middleware(errors.SHAPE)], client_max_size=max_body)
     app.add_routes(oauth_routes(ids))
     app.add_routes(resourcemanager.routes())
     app.add_routes(bigquery.routes())

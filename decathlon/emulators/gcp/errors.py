@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
-from decathlon.emulators.kit.errors import ApiError
+from decathlon.emulators.kit.errors import ApiError, Shape
 
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
           405: "METHOD_NOT_ALLOWED", 409: "ALREADY_EXISTS", 412: "FAILED_PRECONDITION", 416: "OUT_OF_RANGE",
@@ -39,33 +39,32 @@ def invalid(message: str) -> ApiError:
     return google_error(400, "invalid", message)
 
 
-def internal_error(message: str) -> tuple[int, Any]:
+def internal_error(request: web.Request, message: str) -> ApiError:
     # The detail stays in the service log; the client sees Google's generic backend error.
-    return 500, body(500, "backendError", "Backend error. Please try again.")
+    return google_error(500, "backendError", "Backend error. Please try again.")
 
 
-def unknown_path(request: web.Request) -> tuple[int, Any]:
+def unknown_path(request: web.Request) -> ApiError:
     # The router's verdict: a known path called with a method it does not take is a 405, whose body says so too.
     if isinstance(getattr(request.match_info, "http_exception", None), web.HTTPMethodNotAllowed):
-        return 405, body(405, "methodNotAllowed", f"Method Not Allowed: {request.method} {request.path}")
+        return google_error(405, "methodNotAllowed", f"Method Not Allowed: {request.method} {request.path}")
     from decathlon.emulators.gcp.apis import known_methods
     from decathlon.emulators.kit.discovery import find
     method = find(known_methods(), request.method, request.path)
     if method is not None:
         # Google has it; the emulator does not answer it. Said so, in Google's shape, rather than as a path that
         # does not exist (which would send an agent looking for another).
-        return 501, body(501, "notImplemented", f"Method not implemented: {method.id} is not emulated by decathlon")
-    return 404, body(404, "notFound", f"Not Found: {request.method} {request.path}")
+        return google_error(501, "notImplemented",
+                            f"Method not implemented: {method.id} is not emulated by decathlon")
+    return google_error(404, "notFound", f"Not Found: {request.method} {request.path}")
 
 
-@web.middleware
-async def body_cap(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-    """A body over the app's `client_max_size`: aiohttp's plain-text 413 becomes Google's own 400."""
-    try:
-        return await handler(request)
-    except web.HTTPRequestEntityTooLarge:
-        raise google_error(400, "badRequest",
-                           f"Request payload size exceeds the limit: {request.client_max_size} bytes.") from None
+def too_large(request: web.Request) -> ApiError:
+    """Google answers a body over its limit with a 400 of its own, not a bare 413."""
+    return google_error(400, "badRequest", f"Request payload size exceeds the limit: {request.client_max_size} bytes.")
+
+
+SHAPE = Shape(unknown=unknown_path, too_large=too_large, internal=internal_error)
 
 
 async def json_object(request: web.Request, parse_error: str) -> dict[str, Any]:

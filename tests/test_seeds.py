@@ -1,18 +1,25 @@
 """Seed packs at setup (decathlon/sandbox/seeds.py): state no preprocess makes, loaded through the emulators' control
 sockets before the preprocess, which then sees it as it would see the vendor's; bad packs end setup as seed_failed,
-named, before the agent acts."""
+named, before the agent acts. From the host, `decathlon run --seeds LIBRARY` (decathlon/core/seeds.py) hands each task
+its own packs, checked once before any sandbox."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import LAUNCH, REPO, write_task
+from decathlon.backends.base import SandboxSpec
+from decathlon.backends.local import LocalBackend
+from decathlon.core import seeds as host_seeds
+from decathlon.core.task_session import TaskSession, Timeouts
 from decathlon.emulators.gcp.credentials import PROJECT_ID
 from decathlon.emulators.kit import control_client, spawn
 from decathlon.errors import InfraError, Kind
@@ -124,3 +131,88 @@ def test_a_pack_the_emulator_refuses_ends_setup_as_seed_failed_naming_it(tmp_pat
     err = task_api.error("setup", "bq-seeded", "--source", str(source), "--launch-time", LAUNCH, "--seeds",
                          str(tmp_path / "seeds"), timeout=300)
     assert err["kind"] == "seed_failed" and "gcp" in err["message"] and "snowflake" in err["message"], err
+
+
+SEEN_EVALUATOR = """
+import json, os, sys
+from utils.general.helper import parse_args
+
+args = parse_args()
+rows = json.load(open(os.path.join(args.agent_workspace, "seen.json")))
+sys.exit(0 if [r["name"] for r in rows] == ["Ada", "Bo"] else 1)
+"""
+
+
+def test_a_seed_library_is_checked_before_any_sandbox(tmp_path):
+    lib = tmp_path / "lib"
+    with pytest.raises(InfraError, match="not a folder"):
+        host_seeds.library(lib, ["t"])
+    (lib / "other-task" / "gcp").mkdir(parents=True)
+    with pytest.raises(InfraError, match="no folder for any task of this run.*other-task"):
+        host_seeds.library(lib, ["t"])
+    (lib / "t" / "drive").mkdir(parents=True)
+    with pytest.raises(InfraError, match="drive is no emulator's name"):
+        host_seeds.library(lib, ["t", "u"])
+    (lib / "t" / "drive").rmdir()
+    (lib / "t" / "gcp" / "tables").mkdir(parents=True)
+    (lib / "t" / "gcp" / "manifest.json").write_text("{}")
+    (lib / "t" / "gcp" / "tables" / "a.parquet").write_bytes(b"x" * 10)
+    (lib / "t" / "stray.txt").write_text("beside the emulators")
+    with pytest.raises(InfraError, match="lies beside the emulators"):
+        host_seeds.library(lib, ["t"])
+    (lib / "t" / "stray.txt").unlink()
+    (lib / "t" / "gcp" / "link").symlink_to("/etc/passwd")
+    with pytest.raises(InfraError, match="symlink"):
+        host_seeds.library(lib, ["t"])
+    (lib / "t" / "gcp" / "link").unlink()
+    packs = host_seeds.library(lib, ["u", "t"])
+    assert list(packs) == ["t"] and packs["t"].emulators == ["gcp"] and packs["t"].size == 12
+    assert packs["t"].files == ["gcp/manifest.json", "gcp/tables/a.parquet"]
+
+
+@needs_root
+def test_run_seeds_hands_each_task_its_own_pack_where_the_agent_cannot_read_it(tmp_path, monkeypatch):
+    """`decathlon run --seeds LIB`: the task with a folder in LIB starts seeded (its preprocess sees the table, its
+    evaluator passes); the same run without --seeds fails in the preprocess, the environment's fault."""
+    pack = _make_gcp_seed(tmp_path / "made")
+    source = tmp_path / "src"
+    shutil.copytree(PACK, source)
+    write_task(source, "bq-seeded", preprocess=SEEDED_PREPROCESS, evaluator=SEEN_EVALUATOR)
+    lib = tmp_path / "lib"
+    shutil.copytree(pack, lib / "bq-seeded")
+    env = {**os.environ, "DECATHLON_TASK_PYTHON": str(saas_python()), "DECATHLON_LOCAL_DIR": str(tmp_path / "boxes"),
+           "DECATHLON_LEASE_DIR": str(tmp_path / "leases")}
+
+    def run(*extra: str) -> dict:
+        proc = subprocess.run([sys.executable, "-m", "decathlon", "run", "bq-seeded", "--source", str(source),
+                               "--backend", "local", "--policy", "null", "--launch-time", LAUNCH, "--json", *extra],
+                              cwd=REPO, capture_output=True, text=True, timeout=400, env=env)
+        rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+        assert len(rows) == 1, proc.stderr[-3000:]
+        return rows[0] | {"stderr": proc.stderr}
+
+    seeded = run("--seeds", str(lib))
+    assert (seeded["reward"], seeded["infra_error"]) == (1.0, None), seeded
+    assert "seed packs for 1 of 1 task(s)" in seeded["stderr"] and "bq-seeded (gcp)" in seeded["stderr"]
+    bare = run()
+    assert bare["infra_error"]["kind"] == "preprocess_failed", bare
+    assert not any((tmp_path / "boxes").iterdir())  # both episodes released, their copies of the pack with them
+
+    async def set_up_seeded() -> None:
+        backend = LocalBackend()
+        sandbox = await backend.acquire(SandboxSpec("run", "ep1", "bq-seeded", source))
+        try:
+            pack_of = host_seeds.library(lib, ["bq-seeded"])["bq-seeded"]
+            where = await host_seeds.upload(sandbox, lib, pack_of, "ep1")
+            await TaskSession(sandbox, Timeouts()).setup("bq-seeded", LAUNCH, seeds=where)
+            assert (sandbox.root / where / "gcp" / "manifest.json").is_file()
+            state = (sandbox.root / "state").stat()  # the folder the pack lies in: root's alone, no agent enters it
+            assert (state.st_uid, state.st_mode & 0o077) == (0, 0)
+        finally:
+            await sandbox.release()
+            await backend.close()
+
+    monkeypatch.setenv("DECATHLON_TASK_PYTHON", str(saas_python()))
+    monkeypatch.setenv("DECATHLON_LOCAL_DIR", str(tmp_path / "boxes"))
+    monkeypatch.setenv("DECATHLON_LEASE_DIR", str(tmp_path / "leases"))
+    asyncio.run(set_up_seeded())

@@ -59,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="emulated (the default): Google Cloud and Snowflake answered per episode by its own emulators "
                    "at the vendors' real host names (docs/services.md); real: no emulators, your own accounts "
                    "(DECATHLON_TOKEN_KEY_SESSION and the key files in the checkout's configs/), conflict groups held")
+    r.add_argument("--seeds", type=Path, metavar="DIR",
+                   help="a library of seed packs, DIR/<task>/<emulator>/… (each in the emulator's snapshot format): a "
+                   "task with a folder there starts with its emulators holding that state, loaded through their "
+                   "control sockets before its preprocess; the agent never reads it (docs/services.md, seed packs)")
     r.add_argument("--omit-unavailable-servers", action="store_true",
                    help="start episodes without the servers that cannot run here (replay-only, not installed) "
                    "instead of failing them; always on with --policy null, which calls no tool")

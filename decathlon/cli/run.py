@@ -23,6 +23,7 @@ from decathlon.recordings.cassettes import FROM_CASSETTE, cassette_path, cassett
 from decathlon.core.episode import EpisodeConfig, EpisodeResult, run_episode
 from decathlon.errors import InfraError, Kind
 from decathlon.core.policies import make_policy, preflight
+from decathlon.core import seeds
 from decathlon.sandbox import launch_time
 from decathlon.training.splits import apply_split_and_curriculum
 from decathlon.checkout.real_saas import check_real_saas
@@ -243,6 +244,10 @@ async def run_command(ns: argparse.Namespace) -> int:
         check_real_saas(source, names)
     if ns.mode in FROM_CASSETTE:
         _check_cassettes(tapes, names, ns.mode, ns.cassettes is not None)
+    if ns.seeds is not None:
+        packs = seeds.library(ns.seeds, names)
+        print(f"decathlon: seed packs for {len(packs)} of {len(names)} task(s) from {ns.seeds}: "
+              + ", ".join(f"{p.task} ({', '.join(p.emulators)})" for p in packs.values()), file=sys.stderr)
     ns.backend = _backend_for(ns)
     if ns.backend == "local" and ns.saas == "real" and ns.mode not in FROM_CASSETTE:
         from decathlon.backends.local import real_saas_note
@@ -285,7 +290,7 @@ async def run_command(ns: argparse.Namespace) -> int:
             cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
                                 launch_time=ns.launch_time, max_turns=ns.max_turns, mode=ns.mode, out_dir=ns.out,
                                 cassette=cassette_path(tapes, task) if ns.mode in FROM_CASSETTE else None,
-                                omit_unavailable_servers=omit, frozen_clock=frozen, saas=ns.saas, repeat=repeat,
+                                omit_unavailable_servers=omit, frozen_clock=frozen, saas=ns.saas, seeds=ns.seeds, repeat=repeat,
                                 repeat_folder=ns.repeats > 1, run_info=info, conflict_group=held.group,
                                 conflict_wait=held.waited, progress=progress)
             try:

@@ -100,14 +100,14 @@ class TaskSession:
     async def setup(self, task: str, launch_time: str | None = None, mode: str = "live",
                     cassette: bytes | None = None, omit_unavailable: bool = False,
                     frozen_clock: bool = False, saas: str = "emulated",
-                    on_step: Callable[[str], None] | None = None) -> SetupResult:
+                    on_step: Callable[[str], None] | None = None, seeds: str | None = None) -> SetupResult:
         """`on_step` hears each step of setup as it starts (`services`, `preprocess`, `servers`…): setup is one
         exec, and a SaaS task's takes a minute on a loaded machine."""
         if on_step is None:
-            return await self._setup(task, launch_time, mode, cassette, omit_unavailable, frozen_clock, saas)
+            return await self._setup(task, launch_time, mode, cassette, omit_unavailable, frozen_clock, saas, seeds)
         watcher = asyncio.ensure_future(self._watch_steps(on_step))
         try:
-            return await self._setup(task, launch_time, mode, cassette, omit_unavailable, frozen_clock, saas)
+            return await self._setup(task, launch_time, mode, cassette, omit_unavailable, frozen_clock, saas, seeds)
         finally:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -126,8 +126,10 @@ class TaskSession:
                 on_step(step)
 
     async def _setup(self, task: str, launch_time: str | None, mode: str, cassette: bytes | None,
-                     omit_unavailable: bool, frozen_clock: bool, saas: str) -> SetupResult:
+                     omit_unavailable: bool, frozen_clock: bool, saas: str, seeds: str | None) -> SetupResult:
         argv = ["setup", task, "--source", self.sandbox.source_path, "--mode", mode]
+        if seeds is not None:
+            argv += ["--seeds", seeds]
         if saas != "emulated":
             argv += ["--saas", saas]
         if omit_unavailable:

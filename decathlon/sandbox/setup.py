@@ -314,7 +314,9 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         configs = home.task_root / "configs"
         withheld = real_keys.withheld(configs, real_keys.gather(configs))
         users.give(configs, "grader")
-    seeded = seed_packs.emulators(Path(seeds).resolve() if seeds else None)
+    # Relative to the episode's home, as the host puts a run's seed packs there (decathlon/core/seeds.py).
+    seeds_dir = (Path(seeds) if Path(seeds).is_absolute() else home.root / seeds).resolve() if seeds else None
+    seeded = seed_packs.emulators(seeds_dir)
     if seeded:
         seed_packs.check_running(seeded, wanted, eager)
         # A seeded vendor behind the front starts with it, so that its seed is in before the preprocess.
@@ -338,7 +340,8 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         if seeded:
             t = time.monotonic()
             _step(home, "seeds")
-            seed_packs.load(home, Path(seeds or "").resolve(), seeded, users)
+            assert seeds_dir is not None
+            seed_packs.load(home, seeds_dir, seeded, users)
             timings["seeds"] = time.monotonic() - t
         if saas_env:
             # A server the task's own scripts start (MCPServerManager through `uvx …`) gets the SDK's bare

@@ -131,6 +131,31 @@ def test_unknown_routes_and_methods_are_rest_no_route(emu):
     assert ok(emu.client().get("/store85/wp-json/wc/v3/nothing"), 404) == NO_ROUTE  # checked before any login
 
 
+def test_an_oversized_body_and_our_own_bug_answer_as_wordpress_does(tmp_path, monkeypatch, capfd):
+    from decathlon.emulators.woocommerce import service, web
+
+    monkeypatch.setattr(service, "MAX_BODY", 1024)
+    emu = Emulator(write_root(tmp_path / "task"))
+    try:
+        s = emu.store(85)
+        big = s.post(f"{wc(85)}/products", content=b"x" * 4096, headers={"Content-Type": "application/json"})
+        assert error(big, 413, "rest_upload_file_too_big")["message"] == "The uploaded file is too large."
+
+        async def boom(*args: Any, **kwargs: Any) -> None:
+            raise RuntimeError("secret-internal-detail")
+
+        monkeypatch.setattr(web.Front, "_rest", boom)
+        bug = s.get(f"{wc(85)}/products")
+        body = error(bug, 500, "internal_server_error")
+        assert "critical error" in body["message"] and "secret-internal-detail" not in bug.text
+        assert "secret-internal-detail" in capfd.readouterr().err  # the traceback to the service's log only
+        for response in (big, bug, s.get(f"{wc(85)}/nothing")):  # Apache and PHP name themselves on every answer
+            assert (response.headers["Server"], response.headers["X-Powered-By"]) == \
+                ("Apache/2.4.62 (Debian)", "PHP/8.2.29")
+    finally:
+        emu.close()
+
+
 def test_wc_auth_basic_and_query_keys_and_failures(emu):
     anon = emu.client()
     assert error(anon.get(f"{wc(85)}/products"), 401, "woocommerce_rest_cannot_view")["message"] == \

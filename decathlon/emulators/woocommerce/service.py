@@ -7,11 +7,13 @@ from typing import Awaitable, Callable, cast
 
 from aiohttp import web
 
+from decathlon.emulators.kit import errors as kit_errors
+
 from ..directory import Directory
 from .clock import Clock, system_clock
 from .routes import build_router
 from .site import DEFAULT_HOST, Network
-from .web import MAX_BODY, Front
+from .web import MAX_BODY, Front, apache_headers
 
 NAME = "woocommerce"
 DEFAULT_PORTS = {"http": 10003}
@@ -30,7 +32,7 @@ class RunningService:
 
 def build_app(network: Network) -> web.Application:
     front = Front(network, build_router())
-    app = web.Application(client_max_size=MAX_BODY)
+    app = web.Application(middlewares=[apache_headers, kit_errors.middleware(front.shape())], client_max_size=MAX_BODY)
     app.router.add_route("*", "/{tail:.*}", front.handle)
     return app
 

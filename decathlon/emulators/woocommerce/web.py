@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-import traceback
-from typing import Any
+from typing import Any, Awaitable, Callable
 from urllib.parse import quote, unquote
 
 from aiohttp import web
 
+from decathlon.emulators.kit.errors import ApiError, Shape
 from decathlon.emulators.kit.params import nest, parse_query
 
 from . import auth, php
@@ -41,6 +40,16 @@ def encode_json(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=True, separators=(",", ":")).replace("/", "\\/").encode("ascii")
 
 
+@web.middleware
+async def apache_headers(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) \
+        -> web.StreamResponse:
+    response = await handler(request)
+    # Upstream's Apache and PHP name themselves; aiohttp's own Server header would give us away.
+    response.headers["Server"] = "Apache/2.4.62 (Debian)"
+    response.headers["X-Powered-By"] = "PHP/8.2.29"
+    return response
+
+
 class Front:
     """The aiohttp handler for one network."""
 
@@ -48,23 +57,20 @@ class Front:
         self.network = network
         self.router = router
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        response = await self._safe(request)
-        # Upstream's Apache and PHP name themselves; aiohttp's own Server header would give us away.
-        response.headers["Server"] = "Apache/2.4.62 (Debian)"
-        response.headers["X-Powered-By"] = "PHP/8.2.29"
-        return response
-
-    async def _safe(self, request: web.Request) -> web.StreamResponse:
-        try:
-            return await self._handle(request)
-        except web.HTTPRequestEntityTooLarge:
-            return self._json({"code": "rest_upload_file_too_big", "message": "The uploaded file is too large.",
-                               "data": {"status": 413}}, 413)
-        except Exception:  # noqa: BLE001 - a bug must look like WordPress' fatal-error page, not a traceback
-            traceback.print_exc(file=sys.stderr)
-            return self._json({"code": "internal_server_error", "message": CRITICAL, "data": {"status": 500},
-                               "additional_errors": []}, 500)
+    def shape(self) -> Shape:
+        """What WordPress answers where no handler does: its router takes every path (a 404 page or
+        `rest_no_route`), so only a body over the cap and our own bug reach the kit's middleware."""
+        return Shape(unknown=lambda request: ApiError(404, {"code": "rest_no_route", "data": {"status": 404},
+                                                            "message": "No route was found matching the URL and "
+                                                                       "request method."}),
+                     too_large=lambda request: ApiError(413, {"code": "rest_upload_file_too_big",
+                                                              "message": "The uploaded file is too large.",
+                                                              "data": {"status": 413}}),
+                     # a bug must look like WordPress' fatal-error page, not a traceback
+                     internal=lambda request, message: ApiError(500, {"code": "internal_server_error",
+                                                                      "message": CRITICAL, "data": {"status": 500},
+                                                                      "additional_errors": []}),
+                     respond=lambda exc: self._json(exc.body, exc.status))
 
     def _resolve_site(self, path: str) -> tuple[Site, str]:
         segments = path.lstrip("/").split("/", 1)
@@ -74,7 +80,7 @@ class Front:
                 return site, "/" + (segments[1] if len(segments) > 1 else "")
         return self.network.root(), path or "/"
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: web.Request) -> web.StreamResponse:
         site, path = self._resolve_site(request.path)
         query = parse_query(request.query_string, "php")
         if path.startswith("/wp-json"):

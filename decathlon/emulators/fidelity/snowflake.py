@@ -388,43 +388,58 @@ def _key(path: Path) -> None:
                                        serialization.NoEncryption()))
 
 
-def _drive(url: str, key: Path, rebuilt: Rebuilt, calls: list[Exchange], python: Path,
-           timeout: float) -> list[dict[str, Any]]:
-    job = {"emulator": url, "key": str(key), "allowed": sorted(rebuilt.databases),
-           "seed": rebuilt.seed(),
-           "calls": [{"tool": c.tool[len(PREFIX):] if c.tool[len(PREFIX):] in REPLAYED else None,
-                      "arguments": c.arguments} for c in calls]}
+def _drive(key: Path, runs: list[tuple[str, Rebuilt, list[Exchange]]], python: Path,
+           timeout: float) -> list[list[dict[str, Any]]]:
+    """Every run's calls through one driver process, each run on the emulator given with it; per run, the replies in
+    order."""
+    job = {"key": str(key), "runs": [
+        {"emulator": url, "allowed": sorted(rebuilt.databases), "seed": rebuilt.seed(),
+         "calls": [{"tool": c.tool[len(PREFIX):] if c.tool[len(PREFIX):] in REPLAYED else None,
+                    "arguments": c.arguments} for c in calls]}
+        for url, rebuilt, calls in runs]}
     proc = subprocess.run([str(python), str(Path(__file__).with_name("snowflake_driver.py"))], input=json.dumps(job),
                           capture_output=True, text=True, timeout=timeout,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
     lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
-    if proc.returncode != 0 or not lines or not lines[0].get("seeded"):
-        raise RuntimeError(f"the Snowflake stand-in's driver failed ({proc.returncode}): {proc.stderr[-3000:]}")
-    return lines[1:]
+    seeded = sum(1 for x in lines if "seeded" in x)
+    if proc.returncode != 0 or seeded != len(runs):
+        raise RuntimeError(f"the Snowflake stand-in's driver failed ({proc.returncode}, {seeded} of {len(runs)} runs "
+                           f"seeded): {proc.stderr[-3000:]}")
+    replies: list[list[dict[str, Any]]] = [[] for _ in runs]
+    for x in lines:
+        if "run" in x:
+            replies[x["run"]].append(x)
+    return replies
 
 
-def replay_run(path: Path, *, servers: Path | None = None, timeout: float = 300) -> list[Case]:
-    """One run's Snowflake calls replayed on a fresh emulator, each judged against its recorded answer."""
-    calls = exchanges(path, PREFIX)
-    if not calls:
-        return []
+def replay_runs(paths: list[Path], *, servers: Path | None = None, timeout: float = 600) -> list[Case]:
+    """The runs' Snowflake calls, each run on a fresh emulator of its own (all started first, then one driver
+    process through them in order), each call judged against its recorded answer."""
     servers = servers or servers_dir()
     saas, standin = servers / "saas" / "bin" / "python", servers / "snowflake" / "bin" / "python"
-    rebuilt = rebuild(calls)
+    todo = [(calls, rebuild(calls)) for calls in (exchanges(p, PREFIX) for p in paths) if calls]
+    if not todo:
+        return []
     with tempfile.TemporaryDirectory(prefix="fidelity-sf-") as root:
         key = Path(root) / "key.p8"
         _key(key)
-        emu = Emulator("snowflake", Path(root), saas)
+        emulators: list[Emulator] = []
         try:
-            replies = _drive(emu.url, key, rebuilt, calls, standin, timeout)
+            for i in range(len(todo)):
+                folder = Path(root) / str(i)
+                folder.mkdir()
+                emulators.append(Emulator("snowflake", folder, saas))
+            replies = _drive(key, [(emu.url, rebuilt, calls) for emu, (calls, rebuilt) in zip(emulators, todo)],
+                             standin, timeout)
         finally:
-            emu.stop()
-    judge = Judge(rebuilt)
-    return [judge(ex, reply.get("answer")) for ex, reply in zip(calls, replies)]
+            for emu in emulators:
+                emu.stop()
+    cases: list[Case] = []
+    for (calls, rebuilt), answers in zip(todo, replies):
+        judge = Judge(rebuilt)
+        cases.extend(judge(ex, reply.get("answer")) for ex, reply in zip(calls, answers))
+    return cases
 
 
 def replay(runs: Path, **kwargs: Any) -> list[Case]:
-    out: list[Case] = []
-    for path in sorted(runs.glob("*.json")):
-        out.extend(replay_run(path, **kwargs))
-    return out
+    return replay_runs(sorted(runs.glob("*.json")), **kwargs)

@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from decathlon.emulators.gcp.hosts import BIGQUERY as BIGQUERY_HOST
-from decathlon.emulators.fidelity.emulator import Emulator, servers_dir
+from decathlon.emulators.fidelity.emulator import Emulator, drive, servers_dir
 from decathlon.emulators.fidelity.recorded import Case as BaseCase, Exchange, NotALiteral, exchanges, python_value
 
 PREFIX = "google-cloud-bigquery_"
@@ -280,18 +279,8 @@ def _drive(runs: list[tuple[str, Rebuilt, list[Exchange]]], python: Path, timeou
          "calls": [{"tool": "(not replayed)" if by_allow_list(c) else c.tool,
                     "arguments": json.loads(MASKED_PROJECT.sub(PROJECT, json.dumps(c.arguments)))} for c in calls]}
         for url, rebuilt, calls in runs]}
-    proc = subprocess.run([str(python), str(Path(__file__).with_name("gcmcp_driver.py"))], input=json.dumps(job,
-                          default=str), capture_output=True, text=True, timeout=timeout, env={**os.environ})
-    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
-    seeded = sum(1 for x in lines if "seeded" in x)
-    if proc.returncode != 0 or seeded != len(runs):
-        raise RuntimeError(f"google-cloud-mcp's driver failed ({proc.returncode}, {seeded} of {len(runs)} runs "
-                           f"seeded): {proc.stderr[-3000:]}")
-    replies: list[list[dict[str, Any]]] = [[] for _ in runs]
-    for x in lines:
-        if "run" in x:
-            replies[x["run"]].append(x)
-    return replies
+    return drive("google-cloud-mcp's driver", Path(__file__).with_name("gcmcp_driver.py"), python, job, len(runs),
+                 timeout, {**os.environ})
 
 
 def by_allow_list(ex: Exchange) -> bool:

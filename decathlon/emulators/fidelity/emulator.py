@@ -1,5 +1,6 @@
 """A fresh emulator for one run's replay: `python -m decathlon.emulators.<name> --root ROOT` on the SaaS
-virtualenv, up once its ready line (`ready <name> {"http": N, …}`) names its port, stopped by SIGTERM."""
+virtualenv, up once its ready line (`ready <name> {"http": N, …}`) names its port, stopped by SIGTERM; and the one
+driver process that takes every run's calls to the vendor's client on those emulators (`drive`)."""
 from __future__ import annotations
 
 import json
@@ -45,3 +46,21 @@ class Emulator:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+
+
+def drive(who: str, script: Path, python: Path, job: dict[str, Any], runs: int, timeout: float,
+          env: dict[str, str]) -> list[list[dict[str, Any]]]:
+    """`script` run by the client's own virtualenv with `job` on stdin; it prints {"seeded": i} once run i's state is
+    in, then {"run": i, …} per call. Per run, the replies in order; a driver that fails or seeds fewer runs raises,
+    naming `who` and its stderr's end."""
+    proc = subprocess.run([str(python), str(script)], input=json.dumps(job, default=str), capture_output=True,
+                          text=True, timeout=timeout, env=env)
+    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    seeded = sum(1 for x in lines if "seeded" in x)
+    if proc.returncode != 0 or seeded != runs:
+        raise RuntimeError(f"{who} failed ({proc.returncode}, {seeded} of {runs} runs seeded): {proc.stderr[-3000:]}")
+    replies: list[list[dict[str, Any]]] = [[] for _ in range(runs)]
+    for x in lines:
+        if "run" in x:
+            replies[x["run"]].append(x)
+    return replies

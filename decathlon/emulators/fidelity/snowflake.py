@@ -29,7 +29,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from decathlon.emulators.fidelity.emulator import Emulator, servers_dir
+from decathlon.emulators.fidelity.emulator import Emulator, drive, servers_dir
 from decathlon.emulators.fidelity.recorded import Case as BaseCase, Exchange, exchanges
 
 PREFIX = "snowflake-"
@@ -397,19 +396,8 @@ def _drive(key: Path, runs: list[tuple[str, Rebuilt, list[Exchange]]], python: P
          "calls": [{"tool": c.tool[len(PREFIX):] if c.tool[len(PREFIX):] in REPLAYED else None,
                     "arguments": c.arguments} for c in calls]}
         for url, rebuilt, calls in runs]}
-    proc = subprocess.run([str(python), str(Path(__file__).with_name("snowflake_driver.py"))], input=json.dumps(job),
-                          capture_output=True, text=True, timeout=timeout,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
-    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
-    seeded = sum(1 for x in lines if "seeded" in x)
-    if proc.returncode != 0 or seeded != len(runs):
-        raise RuntimeError(f"the Snowflake stand-in's driver failed ({proc.returncode}, {seeded} of {len(runs)} runs "
-                           f"seeded): {proc.stderr[-3000:]}")
-    replies: list[list[dict[str, Any]]] = [[] for _ in runs]
-    for x in lines:
-        if "run" in x:
-            replies[x["run"]].append(x)
-    return replies
+    return drive("the Snowflake stand-in's driver", Path(__file__).with_name("snowflake_driver.py"), python, job,
+                 len(runs), timeout, {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
 
 
 def replay_runs(paths: list[Path], *, servers: Path | None = None, timeout: float = 600) -> list[Case]:

@@ -148,6 +148,10 @@ def parse_result(text: str) -> Result | None:
     return Result(int(m.group(1)), rows)
 
 
+# A statement that makes its target (a CREATE TABLE, a CTAS), after any comments that lead it.
+CREATES = re.compile(r"(?:\s+|--[^\n]*|/\*.*?\*/)*CREATE\b", re.I | re.S)
+
+
 def references(sql: str) -> tuple[set[str], set[str]]:
     """(tables read, tables written) as `dataset.table`, by the names a query writes (INFORMATION_SCHEMA aside)."""
     text = re.sub(r"--[^\n]*|/\*.*?\*/|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", " ", sql, flags=re.S)
@@ -191,13 +195,20 @@ def rebuild(calls: list[Exchange]) -> Rebuilt:
                 out.datasets.setdefault(str(args.get("dataset_id")), None)
         elif tool == "load_csv_data":
             key = f"{args.get('dataset_id')}.{args.get('table_id')}"
-            if key not in read_first:
+            if text.startswith("Successfully") and key not in read_first:
                 made.add(key)
+            elif "does not match Table" in text and key not in made:
+                read_first.add(key)  # refused against the table's own schema: it was there
         elif tool == "run_query":
             sql = MASKED_PROJECT.sub(PROJECT, str(args.get("query") or ""))
             read, written = references(sql)
-            made |= written - read_first
-            read_first |= read - made
+            created = written if CREATES.match(sql) else set()
+            # A table the run found missing was not there at the start; one it INSERTs into, UPDATEs or DELETEs from
+            # was (only a CREATE makes one, and only when it succeeds).
+            absent = {k for k in read if re.search(rf"Not found: Table [^:\s]+:{re.escape(k)}\b", text)}
+            if not text.startswith("Error"):
+                made |= created - read_first
+            read_first |= ((read | (written - created)) - made) - absent
             for key in read | written:
                 dataset = key.split(".")[0]
                 if dataset not in created_datasets and f"Dataset {dataset} was not found" not in text \
@@ -302,8 +313,8 @@ def judge(ex: Exchange, answer: str | None, before: set[str], rebuilt: Rebuilt) 
     real, ours = normalize(recorded), normalize(answer)
     if tool == "run_query":
         sql = MASKED_PROJECT.sub(PROJECT, str(ex.arguments.get("query") or ""))
-        read, _ = references(sql)
-        missing = sorted(read - before)
+        read, written = references(sql)
+        missing = sorted((read | (set() if CREATES.match(sql) else written)) - before)
         real_error = real.startswith("Error executing")
         if missing and not (real_error and ours == real):
             reasons = "; ".join(f"{k}: {rebuilt.unknown.get(k, 'not made earlier in the replay')}" for k in missing)

@@ -338,6 +338,12 @@ class Judge:
             r, o = data(real), data(ours)
             if r is None or o is None:
                 return Case(ex, "agreed" if real == ours else "disagreed", "text")
+            unmade = sorted(k for k in (f"{x.get('TABLE_CATALOG')}.{x.get('TABLE_SCHEMA')}.{x.get('TABLE_NAME')}"
+                                        for x in (rows_of(r) or []) if tool == "list_tables")
+                            if k in self.rebuilt.unknown)
+            if unmade:
+                return Case(ex, "cannot-rebuild", "lists tables the replay could not make ("
+                            + "; ".join(f"{k}: {self.rebuilt.unknown[k]}" for k in unmade) + ")")
             same = {k: v for k, v in r.items() if k not in ("data", "data_id")} == \
                 {k: v for k, v in o.items() if k not in ("data", "data_id")} and \
                 _as_set(rows_of(r) or []) == _as_set(rows_of(o) or [])

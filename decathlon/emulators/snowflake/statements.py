@@ -135,6 +135,17 @@ _CALL = re.compile(r"([A-Za-z_][\w$]*)\s*\(")
 _DUCKDB_TYPED = {"ReadCSV": "READ_CSV", "ReadParquet": "READ_PARQUET", "ToFile": "TO_FILE", "Secret": "SECRET"}
 
 
+def _renamed_call(sql: str) -> str | None:
+    """The first call, as the query spells it (not in a string, a comment or a quoted name), of a function the parser
+    would rename into one Snowflake has."""
+    tokens = sqlglot.tokenize(sql, read="snowflake")
+    for name, after in zip(tokens, tokens[1:]):
+        if name.token_type == TokenType.VAR and after.token_type == TokenType.L_PAREN \
+                and name.text.lower() in lockdown.RENAMED_BY_THE_PARSER:
+            return name.text.upper()
+    return None
+
+
 def foreign_function(sql: str) -> str | None:
     """Snowflake's refusal of a call to a DuckDB function it does not have (read_text, read_csv, glob, getenv,
     duckdb_settings…): fakesnow would pass it to DuckDB unchanged. None when every call is Snowflake's."""
@@ -143,6 +154,9 @@ def foreign_function(sql: str) -> str | None:
     tree = _parse(sql)
     if tree is None:
         return None  # fakesnow answers the syntax error
+    renamed = _renamed_call(sql)
+    if renamed:
+        return f"SQL compilation error:\nUnknown function {renamed}"
     for node in tree.find_all(exp.Func):
         name = _DUCKDB_TYPED.get(type(node).__name__) or (node.name if isinstance(node, exp.Anonymous) else None)
         if not name:

@@ -214,3 +214,15 @@ def test_run_seeds_hands_each_task_its_own_pack_where_the_agent_cannot_read_it(t
     monkeypatch.setenv("DECATHLON_LOCAL_DIR", str(tmp_path / "boxes"))
     monkeypatch.setenv("DECATHLON_LEASE_DIR", str(tmp_path / "leases"))
     asyncio.run(set_up_seeded())
+
+
+def test_run_refuses_a_library_it_cannot_use_before_any_sandbox(tmp_path):
+    (tmp_path / "lib" / "other-task" / "gcp").mkdir(parents=True)
+    mini = REPO / "fixtures" / "toolathlon-mini"
+    for extra, said in ([], "no folder for any task of this run (it has folders for other-task"), \
+                        (["--policy", "replay"], "a replay runs no emulator"):
+        proc = subprocess.run([sys.executable, "-m", "decathlon", "run", "--all", "--source", str(mini), "--seeds",
+                               str(tmp_path / "lib"), *extra], cwd=REPO, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "DECATHLON_LOCAL_DIR": str(tmp_path / "boxes")})
+        assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert not (tmp_path / "boxes").exists()

@@ -245,6 +245,9 @@ async def run_command(ns: argparse.Namespace) -> int:
     if ns.mode in FROM_CASSETTE:
         _check_cassettes(tapes, names, ns.mode, ns.cassettes is not None)
     if ns.seeds is not None:
+        if ns.mode == "replay":
+            raise InfraError(Kind.USAGE, "--seeds loads emulators' state, and a replay runs no emulator (every server "
+                             "answers from its cassette); use it with --mode live or rerun")
         packs = seeds.library(ns.seeds, names)
         print(f"decathlon: seed packs for {len(packs)} of {len(names)} task(s) from {ns.seeds}: "
               + ", ".join(f"{p.task} ({', '.join(p.emulators)})" for p in packs.values()), file=sys.stderr)

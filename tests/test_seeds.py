@@ -201,7 +201,7 @@ def test_run_seeds_hands_each_task_its_own_pack_where_the_agent_cannot_read_it(t
         sandbox = await backend.acquire(SandboxSpec("run", "ep1", "bq-seeded", source))
         try:
             pack_of = host_seeds.library(lib, ["bq-seeded"])["bq-seeded"]
-            where = await host_seeds.upload(sandbox, lib, pack_of, "ep1")
+            where = await host_seeds.upload(sandbox, pack_of, "ep1")
             await TaskSession(sandbox, Timeouts()).setup("bq-seeded", LAUNCH, seeds=where)
             assert (sandbox.root / where / "gcp" / "manifest.json").is_file()
             state = (sandbox.root / "state").stat()  # the folder the pack lies in: root's alone, no agent enters it

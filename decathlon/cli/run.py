@@ -244,6 +244,7 @@ async def run_command(ns: argparse.Namespace) -> int:
         check_real_saas(source, names)
     if ns.mode in FROM_CASSETTE:
         _check_cassettes(tapes, names, ns.mode, ns.cassettes is not None)
+    packs: dict[str, seeds.Pack] = {}
     if ns.seeds is not None:
         if ns.mode == "replay":
             raise InfraError(Kind.USAGE, "--seeds loads emulators' state, and a replay runs no emulator (every server "
@@ -293,8 +294,8 @@ async def run_command(ns: argparse.Namespace) -> int:
             cfg = EpisodeConfig(task=task, source=source, run_id=run_id, episode_id=uuid.uuid4().hex,
                                 launch_time=ns.launch_time, max_turns=ns.max_turns, mode=ns.mode, out_dir=ns.out,
                                 cassette=cassette_path(tapes, task) if ns.mode in FROM_CASSETTE else None,
-                                omit_unavailable_servers=omit, frozen_clock=frozen, saas=ns.saas, seeds=ns.seeds, repeat=repeat,
-                                repeat_folder=ns.repeats > 1, run_info=info, conflict_group=held.group,
+                                omit_unavailable_servers=omit, frozen_clock=frozen, saas=ns.saas, seeds=packs.get(task),
+                                repeat=repeat, repeat_folder=ns.repeats > 1, run_info=info, conflict_group=held.group,
                                 conflict_wait=held.waited, progress=progress)
             try:
                 result = await run_episode(cfg, backend, policy)

@@ -15,7 +15,7 @@ from decathlon.contract.result import EpisodeRecord, note_release, write_result
 from decathlon.errors import InfraError, Kind
 from decathlon.core.policies import Policy
 from decathlon.recordings.cassettes import FROM_CASSETTE, cassette_path, read_cassette_bytes, recorded_verdict, trajectory_path
-from decathlon.core.seeds import library as seed_library, upload as upload_seeds
+from decathlon.core.seeds import Pack, upload as upload_seeds
 from decathlon.core.task_session import RECORDED_PATH, RECORDED_TRAJECTORY, EvalResult, TaskSession, Timeouts
 from decathlon.tape.store import write_atomic
 
@@ -37,7 +37,7 @@ class EpisodeConfig:
     omit_unavailable_servers: bool = False  # start without servers that cannot run here (a policy calling no tool)
     frozen_clock: bool = False  # the task's own processes start at launch_time as "now" (decathlon/sandbox/clock.py)
     saas: str = "emulated"  # emulated: the episode's own SaaS emulators (decathlon/emulators/front); real: the vendors
-    seeds: Path | None = None  # a library of seed packs (DIR/<task>/<emulator>/…): this task's loaded at setup
+    seeds: Pack | None = None  # this task's seed packs (checked by `run --seeds`), loaded at setup
     repeat: int = 1  # which of the task's --repeats this episode is (1-based)
     repeat_folder: bool = False  # artifacts under <out>/<task>/repeat-<i>/ (more than one repeat) or <out>/<task>/
     run_info: dict = field(default_factory=dict)  # what ran (source, policy, backend, mode): `report` groups by it
@@ -98,10 +98,7 @@ async def run_episode(cfg: EpisodeConfig, backend: Backend, policy: Policy) -> E
             if cfg.mode == "rerun":
                 result.replayed_servers = []
                 result.recorded_pass = recorded_verdict(tape)
-            seeded = None
-            if cfg.seeds is not None and (cfg.seeds / cfg.task).is_dir():
-                pack = seed_library(cfg.seeds, [cfg.task])[cfg.task]
-                seeded = await upload_seeds(sandbox, cfg.seeds, pack, cfg.episode_id)
+            seeded = await upload_seeds(sandbox, cfg.seeds, cfg.episode_id) if cfg.seeds is not None else None
             setup = await session.setup(cfg.task, cfg.launch_time, cfg.mode, tape, cfg.omit_unavailable_servers,
                                         cfg.frozen_clock, cfg.saas,
                                         (lambda step: say(f"setup: {step}")) if cfg.progress is not None else None,

@@ -25,6 +25,7 @@ class Pack:
     """One task's seeds: its emulators' folders and every file under them, relative to the task's folder."""
 
     task: str
+    folder: Path
     emulators: list[str]
     files: list[str]
     size: int
@@ -50,7 +51,7 @@ def _pack(folder: Path, task: str) -> Pack:
         if len(files) > MAX_FILES or size > MAX_BYTES:
             raise InfraError(Kind.SEED_FAILED, f"--seeds: {folder} holds more than {MAX_FILES} files or "
                              f"{MAX_BYTES // 2**20} MiB; a seed pack is a task's starting state, not a data set")
-    return Pack(task, emulators, files, size)
+    return Pack(task, folder, emulators, files, size)
 
 
 def library(root: Path, tasks: list[str]) -> dict[str, Pack]:
@@ -58,18 +59,19 @@ def library(root: Path, tasks: list[str]) -> dict[str, Pack]:
     if not root.is_dir():
         raise InfraError(Kind.SEED_FAILED, f"--seeds {root}: not a folder (a library of seed packs: "
                          "DIR/<task>/<emulator>/…)")
-    strays = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in set(tasks))
-    packs = {t: _pack(root / t, t) for t in sorted(set(tasks)) if (root / t).is_dir()}
+    wanted = set(tasks)
+    strays = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in wanted)
+    packs = {t: _pack(root / t, t) for t in sorted(wanted) if (root / t).is_dir()}
     if not packs:
         named = f" (it has folders for {', '.join(strays[:5])}, which this run does not run)" if strays else ""
         raise InfraError(Kind.SEED_FAILED, f"--seeds {root}: no folder for any task of this run{named}")
     return packs
 
 
-async def upload(sandbox: Sandbox, root: Path, pack: Pack, episode_id: str) -> str:
+async def upload(sandbox: Sandbox, pack: Pack, episode_id: str) -> str:
     """The task's packs into the sandbox, in a folder of this episode's own (a pooled sandbox's home may hold an
     earlier episode's); the path `task-api setup --seeds` takes."""
     where = f"{IN_SANDBOX}/{episode_id}"
     for rel in pack.files:
-        await sandbox.put_file(f"{where}/{rel}", (root / pack.task / rel).read_bytes())
+        await sandbox.put_file(f"{where}/{rel}", (pack.folder / rel).read_bytes())
     return where

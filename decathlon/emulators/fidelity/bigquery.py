@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from decathlon.emulators.gcp.hosts import BIGQUERY as BIGQUERY_HOST
-from decathlon.emulators.fidelity.emulator import Emulator, drive, servers_dir
+from decathlon.emulators.fidelity.emulator import drive, fleet, servers_dir
 from decathlon.emulators.fidelity.recorded import Case as BaseCase, Exchange, NotALiteral, exchanges, python_value
 
 PREFIX = "google-cloud-bigquery_"
@@ -342,17 +342,9 @@ def replay_runs(paths: list[Path], *, servers: Path | None = None, timeout: floa
     if not todo:
         return []
     with tempfile.TemporaryDirectory(prefix="fidelity-bq-") as root:
-        emulators: list[Emulator] = []
-        try:
-            for i in range(len(todo)):
-                folder = Path(root) / str(i)
-                folder.mkdir()
-                emulators.append(Emulator("gcp", folder, saas))
+        with fleet("gcp", Path(root), len(todo), saas) as emulators:
             replies = _drive([(emu.url, rebuilt, calls) for emu, (calls, rebuilt) in zip(emulators, todo)], gcmcp,
                              timeout)
-        finally:
-            for emu in emulators:
-                emu.stop()
     cases = []
     for (calls, rebuilt), answers in zip(todo, replies):
         before = set(rebuilt.tables)

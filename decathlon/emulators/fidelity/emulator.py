@@ -3,13 +3,14 @@ virtualenv, up once its ready line (`ready <name> {"http": N, …}`) names its p
 driver process that takes every run's calls to the vendor's client on those emulators (`drive`)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import select
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -64,3 +65,18 @@ def drive(who: str, script: Path, python: Path, job: dict[str, Any], runs: int, 
         if "run" in x:
             replies[x["run"]].append(x)
     return replies
+
+
+@contextlib.contextmanager
+def fleet(name: str, root: Path, count: int, python: Path) -> Iterator[list[Emulator]]:
+    """`count` fresh emulators, each with a folder of its own under `root`; all stopped on the way out."""
+    emulators: list[Emulator] = []
+    try:
+        for i in range(count):
+            folder = root / str(i)
+            folder.mkdir()
+            emulators.append(Emulator(name, folder, python))
+        yield emulators
+    finally:
+        for emu in emulators:
+            emu.stop()

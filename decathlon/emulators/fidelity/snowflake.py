@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from decathlon.emulators.fidelity.emulator import Emulator, drive, servers_dir
+from decathlon.emulators.fidelity.emulator import drive, fleet, servers_dir
 from decathlon.emulators.fidelity.recorded import Case as BaseCase, Exchange, exchanges
 
 PREFIX = "snowflake-"
@@ -417,17 +417,9 @@ def replay_runs(paths: list[Path], *, servers: Path | None = None, timeout: floa
     with tempfile.TemporaryDirectory(prefix="fidelity-sf-") as root:
         key = Path(root) / "key.p8"
         _key(key)
-        emulators: list[Emulator] = []
-        try:
-            for i in range(len(todo)):
-                folder = Path(root) / str(i)
-                folder.mkdir()
-                emulators.append(Emulator("snowflake", folder, saas))
+        with fleet("snowflake", Path(root), len(todo), saas) as emulators:
             replies = _drive(key, [(emu.url, rebuilt, calls) for emu, (calls, rebuilt) in zip(emulators, todo)],
                              standin, timeout)
-        finally:
-            for emu in emulators:
-                emu.stop()
     cases: list[Case] = []
     for (calls, rebuilt), answers in zip(todo, replies):
         judge = Judge(rebuilt)

@@ -312,6 +312,21 @@ def test_errors_reach_the_connector_at_once_in_snowflakes_shape(emulator):
     assert out["large"][1:3] == [1003, "42000"] and "maximum query text size" in out["large"][3]
 
 
+def test_a_path_or_method_the_api_lacks_is_answered_in_its_envelope(emulator):
+    import urllib.error
+    import urllib.request
+
+    got = {}
+    for method, path in [("GET", "/no/such/path"), ("GET", "/queries/v1/query-request")]:
+        request = urllib.request.Request(f"http://127.0.0.1:{emulator['port']}{path}", method=method)
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=10)
+        got[path] = (caught.value.code, json.loads(caught.value.read()))
+    assert got["/no/such/path"] == (404, {"data": None, "code": None, "message": "Not Found: GET /no/such/path",
+                                          "success": False})
+    assert got["/queries/v1/query-request"][0] == 405 and got["/queries/v1/query-request"][1]["success"] is False
+
+
 def test_request_log_has_one_line_per_request(emulator):
     client(emulator, '''
         c = connect()

@@ -396,6 +396,13 @@ def _server_errors_as_snowflake(app: Any) -> Any:
     return guarded
 
 
+async def _no_such_path(request: Request, exc: Exception) -> JSONResponse:
+    """A path or method the REST API lacks: the API's own envelope (`success: false`, no data) under the HTTP status,
+    never Starlette's `{"detail": …}`. Snowflake documents no error code for it, so `code` stays null."""
+    status = getattr(exc, "status_code", 404)
+    return JSONResponse(wire.no_such_path(request.method, request.url.path, status), status_code=status)
+
+
 def build() -> Any:
     fs_server.gcs_stage_info = _signed_stage_info(fs_server.gcs_stage_info)
     ours = {"/queries/v1/query-request", "/queries/v1/abort-request", "/session/v1/login-request", "/fs_bucket/{path:path}"}
@@ -414,4 +421,5 @@ def build() -> Any:
     fs_logger.handlers = []
     fs_logger.setLevel(logging.WARNING)  # its INFO lines would double the request log
     fs_logger.propagate = True
-    return RequestLog(_server_errors_as_snowflake(Starlette(debug=False, routes=routes)))
+    app = Starlette(debug=False, routes=routes, exception_handlers={404: _no_such_path, 405: _no_such_path})
+    return RequestLog(_server_errors_as_snowflake(app))

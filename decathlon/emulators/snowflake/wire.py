@@ -89,6 +89,11 @@ def bad_request(message: str) -> SnowflakeError:
     return SnowflakeError(390101, "08004", f"Invalid request: {message}")
 
 
+def no_such_path(method: str, path: str, status: int) -> dict[str, Any]:
+    what = "Method Not Allowed" if status == 405 else "Not Found"
+    return {"data": None, "code": None, "message": f"{what}: {method} {path}", "success": False}
+
+
 def status_body(text: str, database: str | None, schema: str | None) -> dict[str, Any]:
     """The one-row `status` result Snowflake returns for DDL (`X successfully dropped.`)."""
     return {

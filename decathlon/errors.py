@@ -61,6 +61,7 @@ class Kind(StrEnum):
     PREPROCESS_FAILED = "preprocess_failed"
     PREPROCESS_TIMEOUT = "preprocess_timeout"
     SEED_FAILED = "seed_failed"
+    SEED_MISSING = "seed_missing"
     GRADER_PREFLIGHT = "grader_preflight"
     UNKNOWN_LOCAL_TOOLS = "unknown_local_tools"
     # MCP servers and the episode daemon
@@ -169,6 +170,8 @@ DESCRIPTIONS: dict[Kind, str] = {
     Kind.PREPROCESS_FAILED: "the task's preprocess exited non-zero",
     Kind.PREPROCESS_TIMEOUT: "the task's preprocess ran over its bound",
     Kind.SEED_FAILED: "a seed pack given to setup could not be loaded into its emulator (named, with why)",
+    Kind.SEED_MISSING: "the task starts from a vendor resource (a template) that no seed pack given brings (named, with "
+                       "the `decathlon seeds capture` command that writes it)",
     Kind.GRADER_PREFLIGHT: "the task's evaluator cannot be imported (checked before the agent acts)",
     Kind.UNKNOWN_LOCAL_TOOLS: "the task asks for a built-in tool group this sandbox does not implement",
     Kind.UNKNOWN_SERVER: "the task names an MCP server no definition has",

@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
         elif ns.command == "servers":
             from decathlon.cli.servers import servers_command
             code = servers_command(ns)
+        elif ns.command == "seeds":
+            from decathlon.cli.seeds import seeds_command
+            code = seeds_command(ns)
         elif ns.command == "emulators":
             from decathlon.cli.emulators import emulators_command
             code = emulators_command(ns)

@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "of its API it answers")
     em.add_argument("--json", action="store_true")
 
+    from decathlon.cli.seeds import add_parser as add_seeds
+    add_seeds(sub)
+
     te = sub.add_parser("task-env", help="build the interpreter a checkout's preprocess and evaluators run with, "
                         "from the checkout's own uv.lock")
     _add_source(te)

@@ -75,6 +75,22 @@ class Credentials:
         return _load(self.tokens)(configs)
 
 
+@dataclass(frozen=True)
+class SeedSource:
+    """A resource a task's preprocess starts from that lived in someone's account at the vendor (a public template
+    spreadsheet it copies), and how the task's code names it. A seed pack brings it (decathlon.sandbox.vendor_seeds):
+    `files` are the pack's files that hold it, relative to the emulator's folder of the pack, each with the vendor's
+    read-only request whose answer is that file as it is (`{id}` in both stands for the resource's id), so that
+    `decathlon seeds capture` writes it from a live account and the emulator loads it with load_seed."""
+
+    kind: str  # "spreadsheet", for people
+    pattern: str  # a regex whose one group is the resource's id, searched in the task's preprocess code
+    files: tuple[tuple[str, str], ...]  # (pack file, GET URL at the vendor)
+
+    def paths(self, resource: str) -> tuple[str, ...]:
+        return tuple(f.format(id=resource) for f, _ in self.files)
+
+
 def _load(target: str) -> Callable:
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)
@@ -96,6 +112,7 @@ class Vendor:
     surface: str = ""  # its API surface in a phrase (the docs' table)
     describes: str = ""  # the machine-readable description its routes are checked against, where one ships
     notes: tuple[str, ...] = field(default_factory=tuple)  # deliberate differences from the vendor
+    seeds: tuple[SeedSource, ...] = ()  # what a task may start from that only a seed pack brings
 
     @property
     def module(self) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from decathlon.emulators import registry
 from decathlon.sandbox import grader_git, modes, real_keys, runner_shims, saas, saas_credentials, services, task_copy
-from decathlon.sandbox import seeds as seed_packs
+from decathlon.sandbox import seeds as seed_packs, vendor_seeds
 from decathlon.sandbox.catalogue import runnable_servers, split_for_rerun
 from decathlon.sandbox.clock import AgentClock, behind, frozen_env
 from decathlon.contract.replies import OmittedServer, ReplayedServer, SetupReply, dump
@@ -316,6 +316,10 @@ def setup(home: Home, task_id: str, source: str | None, launch_time: str | None,
         users.give(configs, "grader")
     # Relative to the episode's home, as the host puts a run's seed packs there (decathlon/core/seeds.py).
     seeds_dir = (Path(seeds) if Path(seeds).is_absolute() else home.root / seeds).resolve() if seeds else None
+    if scripted and mode != "replay" and saas_mode == "emulated":
+        # A template the preprocess copies from the authors' account is in no checkout: without its pack the
+        # preprocess would fail part-way against an emulator that never held it. Said now, naming it.
+        vendor_seeds.require(task.name, seeds_dir, vendor_seeds.needs(src, task.name))
     seeded = seed_packs.emulators(seeds_dir)
     if seeded:
         seed_packs.check_running(seeded, wanted, eager)

@@ -103,3 +103,61 @@ def test_capture_names_the_resource_when_the_vendor_refuses(tmp_path):
         seed_capture.capture(wanted, tmp_path / "lib", "tok")
     assert caught.value.kind is Kind.SEED_FAILED and "404" in str(caught.value) and f"File not found: {ID_A}" in str(caught.value)
     assert not list((tmp_path / "lib").rglob("*.json"))
+
+
+def _run(path: Path, calls: list[tuple[str, dict, object]]) -> Path:
+    """A recorded run in Toolathlon's trajectory format: each call's answer a JSON text item, as the servers give."""
+    messages: list[dict] = [{"role": "user", "content": "do it"}]
+    for i, (tool, args, answer) in enumerate(calls):
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": f"google_sheet-{tool}", "arguments": json.dumps(args)}}]})
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": json.dumps({"type": "text", "text": text})})
+    path.write_text(json.dumps({"pass": False, "messages": messages}))
+    return path
+
+
+def _grid(title: str, values: list[str]) -> dict:
+    return {"spreadsheetId": "COPY", "properties": {"title": "Stock", "locale": "en_US"},
+            "sheets": [{"properties": {"sheetId": len(title), "title": title},
+                        "data": [{"rowData": [{"values": [{"formattedValue": v}]} for v in values]}]}]}
+
+
+def test_from_runs_builds_a_seed_only_where_the_run_shows_the_template_whole(tmp_path):
+    from decathlon.recordings import seeds_from_runs
+
+    source = SeedSource("sheet", r"https://sheets\.example\.test/d/([A-Za-z0-9_-]{20,})",
+                        (("drive/{id}.json", "https://files.example.test/{id}"),
+                         ("sheets/{id}.json", "https://grid.example.test/{id}")))
+    need = vendor_seeds.Need("one-template", "exampleco", source, ID_A, "tasks/finalpool/x/preprocess/main.py", 1)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    listing = ("list_spreadsheets", {}, [{"id": "COPY", "title": "Stock"}])
+    sheets = ("list_sheets", {"spreadsheet_id": "COPY"}, ["A", "B"])
+    read_a = ("get_sheet_data", {"spreadsheet_id": "COPY", "sheet": "A"}, _grid("A", ["1", "2"]))
+    cut_b = ("get_sheet_data", {"spreadsheet_id": "COPY", "sheet": "B"},
+             json.dumps(_grid("B", ["x"]))[:40] + "... is too long! Only the first 100000 characters are shown here")
+    read_b = ("get_sheet_data", {"spreadsheet_id": "COPY", "sheet": "B"}, _grid("B", ["3"]))
+    write_b = ("update_cells", {"spreadsheet_id": "COPY", "sheet": "B", "range": "A1", "data": [["w"]]}, {"ok": 1})
+
+    _run(runs / "one-template.json", [listing, sheets, read_a, cut_b])
+    got = seeds_from_runs.from_runs([need], runs, tmp_path / "lib")
+    assert not got[0].built and "sheet 'B': read only cut by the recorder" in got[0].why
+
+    _run(runs / "one-template.json", [listing, sheets, read_a, write_b, read_b])
+    got = seeds_from_runs.from_runs([need], runs, tmp_path / "lib")
+    assert not got[0].built and "sheet 'B': never read before the first write" in got[0].why
+
+    _run(runs / "one-template.json", [listing, read_a, sheets, cut_b, read_b, write_b])
+    got = seeds_from_runs.from_runs([need], runs, tmp_path / "lib")
+    assert got[0].built, got[0].why
+    pack = tmp_path / "lib" / "one-template" / "exampleco"
+    spreadsheet = json.loads((pack / "sheets" / f"{ID_A}.json").read_text())
+    assert spreadsheet["spreadsheetId"] == ID_A and [s["properties"]["title"] for s in spreadsheet["sheets"]] == ["A", "B"]
+    assert spreadsheet["sheets"][1]["data"][0]["rowData"][0]["values"][0]["formattedValue"] == "3"
+    assert json.loads((pack / "drive" / f"{ID_A}.json").read_text())["name"] == "Stock"
+    assert json.loads((pack / "manifest.json").read_text())["emulator"] == "exampleco"
+
+    two = [need, vendor_seeds.Need("one-template", "exampleco", source, ID_B, need.file, 2)]
+    assert all("2 templates" in o.why for o in seeds_from_runs.from_runs(two, runs, tmp_path / "lib2"))
+    assert "no recorded run" in seeds_from_runs.from_runs([need], tmp_path / "none", tmp_path / "lib3")[0].why

@@ -1,4 +1,4 @@
-"""`decathlon seeds check|capture`: the resources tasks start from that lived in the task authors' accounts (a
+"""`decathlon seeds check|capture|from-runs`: the resources tasks start from that lived in the task authors' accounts (a
 template spreadsheet the preprocess copies), which no checkout holds: which a library of seed packs has, and writing
 them from a live account (decathlon.sandbox.vendor_seeds, decathlon.checkout.seed_capture)."""
 from __future__ import annotations
@@ -74,6 +74,23 @@ def capture_command(ns: argparse.Namespace) -> int:
     return 0
 
 
+def from_runs_command(ns: argparse.Namespace) -> int:
+    from decathlon.recordings import seeds_from_runs
+
+    source = resolve_source(ns.source)
+    if not ns.runs.is_dir():
+        raise InfraError(Kind.USAGE, f"--runs {ns.runs}: not a folder of recorded runs (<task>.json each)")
+    needs = [n for task in _tasks(source, ns.task) for n in vendor_seeds.needs(source, task)]
+    outcomes = seeds_from_runs.from_runs(needs, ns.runs, ns.out)
+    for o in outcomes:
+        print(f"{o.task}: {o.template}: " + (f"built from the run ({len(o.written)} files)" if o.built
+                                             else f"not complete in the run: {o.why}"))
+    built = sum(o.built for o in outcomes)
+    print(f"decathlon seeds: {built} of {len(outcomes)} template(s) built from {ns.runs} into {ns.out}; the others "
+          "need `decathlon seeds capture`", file=sys.stderr)
+    return 0
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("seeds", help="seed packs: what tasks start from that lived in the task authors' accounts "
                        "(a template spreadsheet), which no checkout holds")
@@ -94,7 +111,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      "read-only scopes)")
     cap.add_argument("--endpoint", help="send the requests here instead of the vendor's hosts (Host kept): an "
                      "emulator standing in for the vendor")
+    fr = verbs.add_parser("from-runs", help="build seeds from recorded runs where a run shows the template whole "
+                          "(says, per task, why not where it does not)")
+    fr.add_argument("--source", help="a Toolathlon root (default: $TOOLATHLON_ROOT)")
+    fr.add_argument("--runs", type=Path, required=True, help="a folder of recorded runs (<task>.json each)")
+    fr.add_argument("--out", type=Path, required=True, metavar="LIB", help="the library to write (LIB/<task>/…)")
+    fr.add_argument("--task", action="append", help="only this task (repeatable)")
 
 
 def seeds_command(ns: argparse.Namespace) -> int:
-    return check_command(ns) if ns.seeds_command == "check" else capture_command(ns)
+    verbs = {"check": check_command, "capture": capture_command, "from-runs": from_runs_command}
+    return verbs[ns.seeds_command](ns)

@@ -59,7 +59,13 @@ def _source(tmp_path: Path) -> Path:
         "from google.cloud import bigquery\n\ndef client():\n    return bigquery.Client()\n")
     # Two servers that do not run here, a script that starts another, a host: every reason, not the first.
     write_task(source, "many", servers=["notion", "playwright_with_chunk", "emails"],
-               preprocess="import gspread\n", evaluator="async def f(m):\n    await m.connect_servers(['google_calendar'])\n")
+               preprocess="from googleapiclient.discovery import build\nbuild('gmail', 'v1')\n",
+               evaluator="async def f(m):\n    await m.connect_servers(['google_calendar'])\n")
+    # Sheets through gspread: answered by the Workspace emulator behind the front.
+    write_task(source, "sheets", servers=["filesystem"], evaluator="import gspread\n")
+    # A copy of a template spreadsheet in someone else's Drive: graded once a seed pack brings it.
+    write_task(source, "template", servers=["filesystem"],
+               preprocess="URL = 'https://docs.google.com/spreadsheets/d/1" + "T" * 40 + "/edit'\nimport gspread\n")
     # A preprocess that unpacks an archive the task's folder lacks.
     write_task(source, "seedless", servers=["filesystem"],
                preprocess="import os, tarfile, sys\ntarfile.open(os.path.join(sys.argv[2], 'files.tar.gz'))\n")
@@ -90,8 +96,14 @@ def test_each_task_has_one_status_with_every_reason(tmp_path):
     many = by_id["many"]
     assert many["status"] == "replay-only"
     kinds = {(r["what"], r["name"]) for r in many["reasons"]}
-    assert {("server", "notion"), ("server", "playwright_with_chunk"), ("scripts", "Google Workspace"),
-            ("scripts", "google_calendar")} <= kinds, kinds
+    assert {("server", "notion"), ("server", "playwright_with_chunk"),
+            ("scripts", "Google Workspace (Gmail, Docs, YouTube, Drive v2)"), ("scripts", "google_calendar")} <= kinds, kinds
+    assert by_id["sheets"]["status"] == "graded" and by_id["sheets"]["emulated"] == ["Google Drive"]
+    template = by_id["template"]
+    assert template["status"] == "needs-seed" and template["live_here"] is False, template
+    [why] = template["reasons"]
+    assert (why["what"], why["kind"], why["name"]) == ("vendor-seed", "seed_missing", "spreadsheet 1" + "T" * 40)
+    assert "decathlon seeds capture" in why["why"] and "preprocess/main.py:1" in why["why"]
     assert many["services"] == ["mail"]
 
     seedless = by_id["seedless"]
@@ -103,7 +115,8 @@ def test_the_listing_says_the_status_and_every_reason_in_one_line(tmp_path):
     source = _source(tmp_path)
     here = {t["id"]: t["here"] for t in json.loads(tasks("--source", str(source), "--json").stdout)}
     assert here["many"].startswith("replay-only servers notion, playwright_with_chunk; ")
-    assert "preprocess reaches Google Workspace (import gspread)" in here["many"]
+    assert "preprocess reaches Google Workspace (Gmail, Docs, YouTube, Drive v2) (import googleapiclient.discovery)" in \
+        here["many"]
     assert "evaluation starts server google_calendar (replay only)" in here["many"]
     assert here["milestone"] == "preprocess reaches GitHub (api.github.com)"
     assert here["bq"] == "emulated BigQuery"
@@ -115,8 +128,8 @@ def test_the_listing_says_the_status_and_every_reason_in_one_line(tmp_path):
 def test_runs_live_lists_only_what_runs_and_is_graded_here(tmp_path):
     source = _source(tmp_path)
     live = json.loads(tasks("--source", str(source), "--runs", "live", "--json").stdout)
-    assert [t["id"] for t in live] == ["bq", "files-only"]
-    assert "2 tasks (those a live policy runs and their real scripts grade here)" in tasks(
+    assert [t["id"] for t in live] == ["bq", "files-only", "sheets"]
+    assert "3 tasks (those a live policy runs and their real scripts grade here)" in tasks(
         "--source", str(source), "--runs", "live", env={"COLUMNS": "600"}).stdout
     rerun = json.loads(tasks("--source", str(source), "--status", "rerun-only", "--json").stdout)
     assert [t["id"] for t in rerun] == ["needs-notion", "needs-undefined"]
@@ -170,12 +183,12 @@ def test_the_taskset_loads_what_tasks_runs_live_lists(tmp_path):
         warnings.simplefilter("always")
         loaded = [t.data.task for t in DecathlonTaskset(DecathlonTasksetConfig(source=source)).load()]
     live = [t["id"] for t in json.loads(tasks("--source", str(source), "--runs", "live", "--json").stdout)]
-    assert loaded == live == ["bq", "files-only"]
+    assert loaded == live == ["bq", "files-only", "sheets"]
     assert any("left out of the taskset, not graded here" in str(w.message) for w in caught)
     with pytest.raises(ValueError, match="milestone is replay-only here"):
         list(DecathlonTaskset(DecathlonTasksetConfig(source=source, tasks=["milestone"])).load())
     every = [t.data.task for t in DecathlonTaskset(DecathlonTasksetConfig(source=source, runs="all")).load()]
-    assert len(every) == 7  # asked for: every task, each failing on its own
+    assert len(every) == 9  # asked for: every task, each failing on its own
 
 
 def test_a_shared_modules_commands_count_only_where_it_is_run(tmp_path):
@@ -196,8 +209,9 @@ def test_a_shared_modules_commands_count_only_where_it_is_run(tmp_path):
 
 def test_googles_discovery_client_reaches_the_apis_a_script_builds_with_it(tmp_path):
     """A later revision of the checkout finds its Google Cloud project through Resource Manager with googleapiclient:
-    emulated here, so no Workspace need; a script building Sheets with the same client needs Workspace; one that
-    imports the client and builds nothing by name is read as Workspace, as before."""
+    emulated here, so no Workspace need; a script building Sheets with the same client reaches the Workspace emulator;
+    one that builds an API it does not name is read as the Google APIs nothing here emulates; an import it never uses
+    reaches nothing by itself."""
     source = tmp_path / "src"
     crm = write_task(source, "finds-project", preprocess=(
         "from googleapiclient.discovery import build\n"
@@ -205,10 +219,13 @@ def test_googles_discovery_client_reaches_the_apis_a_script_builds_with_it(tmp_p
         "def whoami(c):\n    return build('oauth2', 'v2', credentials=c).userinfo().get().execute()\n"))
     sheets = write_task(source, "sheets", preprocess="from googleapiclient.discovery import build\n"
                                                      "build(\"sheets\", \"v4\")\n")
-    unnamed = write_task(source, "unnamed", preprocess="import googleapiclient\n")
+    unnamed = write_task(source, "unnamed", preprocess="import googleapiclient.discovery\n"
+                                                       "googleapiclient.discovery.build(API, 'v1')\n")
+    unused = write_task(source, "unused", preprocess="import googleapiclient\n")
     assert reach.read(crm, source).systems("preprocess") == ["google-auth"]
-    assert reach.read(sheets, source).systems("preprocess") == ["google-workspace"]
+    assert reach.read(sheets, source).systems("preprocess") == ["google-sheets"]
     assert reach.read(unnamed, source).systems("preprocess") == ["google-workspace"]
+    assert reach.read(unused, source).systems("preprocess") == []
 
 
 @pytest.mark.checkout
@@ -240,3 +257,17 @@ def test_the_checkout_runs_live_no_task_whose_scripts_need_an_unemulated_host():
     statuses = task_status.statuses(source)
     assert statuses["git-milestone"].kind is task_status.REPLAY
     assert statuses["git-bug-hunt"].kind is task_status.UNSEEDED
+
+
+def test_an_unused_import_of_googles_client_reaches_nothing_by_itself(tmp_path):
+    """A preprocess that imports the discovery client and leaves the building to a checkout module it imports reaches
+    what that module builds (Drive, behind the front), not an unknown Google API."""
+    source = tmp_path / "src"
+    helper = source / "utils" / "forms_helper.py"
+    helper.parent.mkdir(parents=True)
+    (source / "utils" / "__init__.py").write_text("")
+    helper.write_text("from googleapiclient.discovery import build\n"
+                      "def clear(c):\n    return build('drive', 'v3', credentials=c).files().list().execute()\n")
+    task = write_task(source, "forms-clean", preprocess="from googleapiclient.discovery import build\n"
+                                                        "from utils.forms_helper import clear\n")
+    assert reach.read(task, source).systems("preprocess") == ["google-drive"]

@@ -8,6 +8,8 @@ cannot disagree. A task is
   nothing but those (decathlon.sandbox.reach reads them);
 - **graded-without-seed**: the same, but its checkout lacks a file its scripts start from (decathlon.checkout.seeds),
   so the grade is not the benchmark's;
+- **needs-seed**: the same as graded, once given its seed pack: its preprocess starts from what lived in the task
+  authors' account (a template spreadsheet: decathlon.sandbox.vendor_seeds), which no checkout holds;
 - **rerun-only**: its scripts run here, an agent's server does not: `--mode rerun` re-grades a recorded run with the
   real evaluator (that server answered from the recording), and a replay of an import gives the recorded verdict;
 - **replay-only**: its preprocess or evaluator reaches a host nothing here emulates (api.github.com, Notion, a kind
@@ -22,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from decathlon.checkout import seeds
-from decathlon.checkout.status_kinds import BROKEN, GRADED, KINDS, REPLAY, RERUN, UNSEEDED, Kind
+from decathlon.checkout.status_kinds import BROKEN, GRADED, KINDS, NEEDS_SEED, REPLAY, RERUN, UNSEEDED, Kind
 from decathlon.checkout.tasks import TaskInfo, catalogue, replay_only
 from decathlon.errors import InfraError
-from decathlon.sandbox import reach, saas, services, taskdef
+from decathlon.sandbox import reach, saas, services, taskdef, vendor_seeds
 from decathlon.sandbox.catalogue import Plan, check_installed, plan_servers
 from decathlon.sandbox.servers_config import default_servers_dir, load_raw_configs
 
@@ -202,6 +204,10 @@ def status_of(source: Path, info: TaskInfo, raw: dict[str, dict], servers_dir: P
                                       f"its {step} starts the MCP server {use.server}, whose service ({service}) an "
                                       f"episode starts only for a task naming it", f"{step} starts {use.server}, no {service}"))
     seed_reasons = [Reason("seed", m.file, "missing_seed", m.why, f"lacks {m.file}") for m in seeds.missing(task_dir)]
+    seed_reasons += [Reason("vendor-seed", f"{n.source.kind} {n.resource}", "seed_missing",
+                            f"its preprocess starts from {n.label()}, which lived in the task authors' account: a seed "
+                            f"pack brings it (`decathlon seeds capture`, then `run --seeds LIB`)",
+                            f"starts from a {n.source.kind} of the authors'") for n in vendor_seeds.needs(source, info.id)]
     # One Reason per (what, name, kind): the same host reached by both steps is one reason, said by the first.
     unique: dict[tuple[str, str, str], Reason] = {}
     for r in [*reasons, *seed_reasons]:
@@ -211,6 +217,8 @@ def status_of(source: Path, info: TaskInfo, raw: dict[str, dict], servers_dir: P
         kind = REPLAY
     elif any(r.what == "server" for r in everything):
         kind = RERUN
+    elif any(r.what == "vendor-seed" for r in everything):
+        kind = NEEDS_SEED
     elif everything:
         kind = UNSEEDED
     else:

@@ -97,15 +97,24 @@ def emulators_table() -> str:
     return markdown(("emulator", "emulates", "reached at", "servers", "protocol", "answers", "code"), rows)
 
 
-def gcp_coverage_table() -> str:
-    """decathlon.emulators.gcp.coverage, run where Google's discovery documents are (the saas venv)."""
+def coverage_table(emulator: str) -> str:
+    """decathlon.emulators.<emulator>.coverage, run where Google's discovery documents are (the saas venv)."""
     import subprocess
     from decathlon.sandbox.services import saas_python
-    out = subprocess.run([saas_python(), "-m", "decathlon.emulators.gcp.coverage"], capture_output=True, text=True,
+    module = f"decathlon.emulators.{emulator}.coverage"
+    out = subprocess.run([saas_python(), "-m", module], capture_output=True, text=True,
                          timeout=120, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
     if out.returncode != 0:
-        raise RuntimeError(f"decathlon.emulators.gcp.coverage failed ({saas_python()}): {out.stderr[-1000:]}")
+        raise RuntimeError(f"{module} failed ({saas_python()}): {out.stderr[-1000:]}")
     return out.stdout.strip()
+
+
+def gcp_coverage_table() -> str:
+    return coverage_table("gcp")
+
+
+def workspace_coverage_table() -> str:
+    return coverage_table("workspace")
 
 
 def legend_table() -> str:
@@ -130,7 +139,8 @@ def replace(text: str, name: str, table: str) -> str:
 
 def blocks(source: Path | None) -> list[Block]:
     out = [Block(README, "statuses", legend_table), Block(CHECKOUT_MD, "statuses", legend_table),
-           Block(SERVICES_MD, "emulators", emulators_table), Block(SERVICES_MD, "gcp-coverage", gcp_coverage_table)]
+           Block(SERVICES_MD, "emulators", emulators_table), Block(SERVICES_MD, "gcp-coverage", gcp_coverage_table),
+           Block(SERVICES_MD, "workspace-coverage", workspace_coverage_table)]
     if source is None:
         return out
     from decathlon.checkout import task_status

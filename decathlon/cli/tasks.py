@@ -16,7 +16,8 @@ from decathlon.cli.console import console
 from decathlon.errors import InfraError
 from decathlon.training.splits import apply_split_and_curriculum
 
-_STYLE = {"graded": "green", "graded-without-seed": "yellow", "rerun-only": "cyan", "replay-only": "red", "broken": "red"}
+_STYLE = {"graded": "green", "graded-without-seed": "yellow", "needs-seed": "yellow", "rerun-only": "cyan",
+          "replay-only": "red", "broken": "red"}
 
 
 def tasks_command(ns: argparse.Namespace) -> int:

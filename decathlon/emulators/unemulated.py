@@ -4,12 +4,14 @@ decathlon.sandbox.reach). When an emulator comes for one, its System moves into 
 from decathlon.emulators.vendor import System
 
 SYSTEMS: tuple[System, ...] = (
-    # Workspace: Drive, Sheets, Forms, Calendar, Gmail, YouTube. A scope URL (www.googleapis.com/auth/…) is no request.
-    System("google-workspace", "Google Workspace",
-           modules=("googleapiclient", "gspread", "pydrive", "pydrive2", "google_auth_oauthlib"),
-           hosts=(r"(?:sheets|drive|docs|forms|calendar|gmail|people|script|youtube)\.googleapis\.com",
-                  r"www\.googleapis\.com/(?!auth\b)", r"docs\.google\.com/forms", r"forms\.gle/"),
-           apis=("drive", "sheets", "forms", "calendar", "gmail", "docs", "people", "script", "youtube"), front=True),
+    # Google's APIs beside Drive, Sheets, Forms and Calendar (decathlon.emulators.workspace): Gmail, Docs, YouTube…;
+    # pydrive speaks Drive v2, which the emulator does not; an interactive sign-in needs a browser; Google's generic
+    # client building no API by name could be building any. A scope URL (www.googleapis.com/auth/…) is no request.
+    System("google-workspace", "Google Workspace (Gmail, Docs, YouTube, Drive v2)",
+           modules=("googleapiclient", "pydrive", "pydrive2", "google_auth_oauthlib"),
+           hosts=(r"(?:drive|docs|gmail|people|script|youtube|calendar)\.googleapis\.com",
+                  r"www\.googleapis\.com/(?!auth\b|(?:upload/)?drive/v3\b|calendar/v3\b|oauth2\b)"),
+           apis=("gmail", "docs", "people", "script", "youtube"), front=True),
     System("google-maps", "Google Maps Platform", modules=("googlemaps",), hosts=(r"maps\.googleapis\.com",), front=True),
     System("github", "GitHub", modules=("github",),
            hosts=(r"api\.github\.com", r"@github\.com\b", r"raw\.githubusercontent\.com", r"https://github\.com/[^\s'\"]*\.git\b")),

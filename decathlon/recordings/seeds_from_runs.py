@@ -21,13 +21,14 @@ from typing import Any
 
 from decathlon.emulators.fidelity.recorded import Exchange, exchanges
 from decathlon.emulators.kit.state import MANIFEST, Manifest, write_json
+from decathlon.emulators.workspace.sheets.grid import spreadsheet_url
+from decathlon.emulators.workspace.store import SPREADSHEET
 from decathlon.sandbox.vendor_seeds import Need
 
 PREFIX = "google_sheet-"
 CUT = re.compile(r"is too long! Only the first \d+ characters are shown here")
 WRITES = {"update_cells", "batch_update_cells", "add_rows", "add_columns", "rename_sheet", "create_sheet",
           "copy_sheet", "share_spreadsheet"}
-SPREADSHEET = "application/vnd.google-apps.spreadsheet"
 
 
 @dataclass
@@ -120,8 +121,11 @@ def build(need: Need, run: Path, library: Path) -> Outcome:
     first = whole[titles[0]]
     spreadsheet = {"spreadsheetId": need.resource, "properties": {**first.get("properties", {}), "title": title},
                    "sheets": [whole[t]["sheets"][0] for t in titles],
-                   "spreadsheetUrl": f"https://docs.google.com/spreadsheets/d/{need.resource}/edit"}
-    drive = {"kind": "drive#file", "id": need.resource, "name": title, "mimeType": SPREADSHEET}
+                   "spreadsheetUrl": spreadsheet_url(need.resource)}
+    # As the template was: another account's file, shared with anyone who has the link, which the copy reads.
+    drive = {"kind": "drive#file", "id": need.resource, "name": title, "mimeType": SPREADSHEET,
+             "owners": [{"kind": "drive#user", "displayName": "the template's owner", "me": False}],
+             "permissions": [{"kind": "drive#permission", "type": "anyone", "role": "reader"}]}
     pack = library / need.task / need.emulator
     docs = {"drive": drive, "sheets": spreadsheet}  # by the pack's folder the emulator reads each from
     for rel in need.source.paths(need.resource):

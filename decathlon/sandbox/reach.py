@@ -108,11 +108,15 @@ _DISCOVERY_CLIENT = "googleapiclient"
 _BUILD = re.compile(r"\bbuild\(\s*(?:serviceName\s*=\s*)?['\"](\w+)['\"]")
 
 
+_ANY_BUILD = re.compile(r"\bbuild\(")
+
+
 def _built_systems(text: str) -> list[str] | None:
-    """The systems of the APIs `text` builds with the discovery client; None when it builds none by name."""
+    """The systems of the APIs `text` builds with the discovery client; none when it builds nothing (an import the
+    file never uses: the modules it imports are read for their own builds); None when it builds an API not named."""
     apis = set(_BUILD.findall(text))
     if not apis:
-        return None
+        return [] if _ANY_BUILD.search(text) is None else None
     return [s.name for s in SYSTEMS if apis & set(s.apis)]
 
 

@@ -14,25 +14,13 @@ from decathlon.emulators.kit import discovery
 
 
 def routes(app: web.Application) -> set[tuple[str, str]]:
-    out = set()
-    for route in app.router.routes():
-        info = route.resource.get_info() if route.resource is not None else {}
-        template = info.get("formatter") or info.get("path") or ""
-        if template:
-            out.add((route.method.upper(), discovery.normalize(template)))
-    return out
+    return discovery.app_routes(app)
 
 
 def table() -> str:
     from decathlon.emulators.gcp.app import make_apps
     app, _, _ = make_apps()
-    have = routes(app)
-    rows = ["| API | methods (discovery) | answered | not answered (501) |", "|---|---|---|---|"]
-    for api, version in APIS:
-        c = discovery.coverage(api, version, have)
-        missing = ", ".join(i.split(".", 1)[1] for i in c.missing)
-        rows.append(f"| {api} {version} | {c.total} | {len(c.implemented)} | {missing or '-'} |")
-    return "\n".join(rows)
+    return discovery.table(APIS, routes(app))
 
 
 if __name__ == "__main__":

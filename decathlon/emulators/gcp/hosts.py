@@ -3,12 +3,12 @@ path belongs to another (BigQuery's on storage.googleapis.com) gets that host's 
 answer. A request to the emulator by address (a client pointed at it directly, the tests) is routed by path alone."""
 from __future__ import annotations
 
-import html
 from typing import Awaitable, Callable
 
 from aiohttp import web
 
 from decathlon.emulators.gcp.vendor import VENDOR
+from decathlon.emulators.kit.google import not_found_page
 
 BIGQUERY, STORAGE, OAUTH2, RESOURCE_MANAGER = (h.pattern for h in VENDOR.hosts)
 # First match wins; a path no prefix names is Storage's (its XML API serves /BUCKET/OBJECT).
@@ -19,6 +19,7 @@ PREFIXES: tuple[tuple[str, str], ...] = (
     ("/v1/projects", RESOURCE_MANAGER), ("/v3/projects", RESOURCE_MANAGER),
 )
 HOSTS = frozenset(h.pattern for h in VENDOR.hosts)
+__all__ = ["HOSTS", "PREFIXES", "by_host", "host_of", "not_found_page"]
 
 
 def host_of(path: str) -> str:
@@ -26,15 +27,6 @@ def host_of(path: str) -> str:
         if path == prefix.rstrip("/") or path.startswith(prefix):
             return host
     return STORAGE
-
-
-def not_found_page(path: str) -> web.Response:
-    """Google's front end's 404 for a URL no service of that host has."""
-    body = ("<!DOCTYPE html>\n<html lang=en>\n  <meta charset=utf-8>\n  <title>Error 404 (Not Found)!!1</title>\n"
-            "  <p><b>404.</b> <ins>That\u2019s an error.</ins>\n"
-            f"  <p>The requested URL <code>{html.escape(path[:2000])}</code> was not found on this server.  "
-            "<ins>That\u2019s all we know.</ins>\n")
-    return web.Response(status=404, text=body, content_type="text/html", charset="utf-8")
 
 
 @web.middleware

@@ -10,6 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _PARAM = re.compile(r"\{[^}]*\}")
 
@@ -86,6 +87,27 @@ class Coverage:
     @property
     def total(self) -> int:
         return len(self.implemented) + len(self.missing)
+
+
+def app_routes(app: Any) -> set[tuple[str, str]]:
+    """An aiohttp application's (METHOD, normalized template) pairs, as `coverage` takes them."""
+    out = set()
+    for route in app.router.routes():
+        info = route.resource.get_info() if route.resource is not None else {}
+        template = info.get("formatter") or info.get("path") or ""
+        if template:
+            out.add((route.method.upper(), normalize(template)))
+    return out
+
+
+def table(apis: tuple[tuple[str, str], ...], routes: set[tuple[str, str]]) -> str:
+    """The coverage of `apis` by `routes` as a markdown table (the docs' generated blocks)."""
+    rows = ["| API | methods (discovery) | answered | not answered (501) |", "|---|---|---|---|"]
+    for api, version in apis:
+        c = coverage(api, version, routes)
+        missing = ", ".join(i.split(".", 1)[1] for i in c.missing)
+        rows.append(f"| {api} {version} | {c.total} | {len(c.implemented)} | {missing or '-'} |")
+    return "\n".join(rows)
 
 
 def coverage(api: str, version: str, routes: set[tuple[str, str]]) -> Coverage:

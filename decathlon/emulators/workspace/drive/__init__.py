@@ -1,0 +1,1 @@
+"""Drive v3: files, their search language, and permissions."""

@@ -1,0 +1,1 @@
+"""Sheets v4: spreadsheets and their values, kept as Sheets' own JSON."""

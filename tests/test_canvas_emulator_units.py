@@ -118,11 +118,12 @@ def test_times_read_as_canvas_reads_them():
         parse_time("next tuesday")
 
 
-def test_conversation_previews_truncate_at_a_word():
+def test_conversation_previews_cut_at_97_characters_even_mid_word():
+    """Canvas's recorded previews end `Sinc...` and `Since ...`: a hard cut, spaces kept (truncate_text)."""
     text = "Dear James Thomas,\n\nWelcome to Introduction to AI-8! We're glad to have you in the course.\n\nSince you joined"
     assert truncate(text) == text[:97] + "..."
     assert truncate("short") == "short"
-    assert truncate("word " * 30).endswith("word...") and len(truncate("word " * 30)) <= 100
+    assert truncate("word " * 30) == ("word " * 30)[:97] + "..." and truncate("word " * 30).endswith("wo...")
 
 
 # --- command line ----------------------------------------------------------------------------------

@@ -75,7 +75,9 @@ class View:
                 "locale": u.locale, "calendar": {"ics": f"{self.base}/feeds/calendars/user_{u.uuid}.ics"}}
 
     def display(self, u: User, course_id: int | None = None) -> dict:
-        url = f"{self.base}/courses/{course_id}/users/{u.id}" if course_id else f"{self.base}/users/{u.id}"
+        # outside a course, one's own link is one's profile (/about), as Canvas shows a teacher in their course list
+        where = "about" if u.id == self.viewer.id else "users"
+        url = f"{self.base}/courses/{course_id}/users/{u.id}" if course_id else f"{self.base}/{where}/{u.id}"
         return {"id": u.id, "display_name": u.short_name, "avatar_image_url": u.avatar_url, "html_url": url}
 
     def account(self, a) -> dict:
@@ -122,7 +124,7 @@ class View:
             out["account"] = self.account(store.accounts[1])
         out["calendar"] = {"ics": f"{self.base}/feeds/calendars/course_{c.uuid}.ics"}
         out["time_zone"] = c.time_zone
-        if self.viewer.admin:
+        if access.is_staff(store, self.viewer, c):  # admins and the course's staff read SIS data
             out["sis_course_id"] = c.sis_course_id
             out["integration_id"] = c.integration_id
         if with_enrollments:
@@ -168,12 +170,13 @@ class View:
             "course_section_id": e.section_id, "root_account_id": 1,
             "limit_privileges_to_course_section": e.limit_privileges_to_course_section,
             "enrollment_state": e.workflow_state, "role": e.type, "role_id": e.role_id,
-            "last_activity_at": iso(e.last_activity_at), "total_activity_time": 0, "sis_import_id": None,
+            "last_activity_at": iso(e.last_activity_at), "total_activity_time": 0, "sis_import_id": None}
+        if e.type == "StudentEnrollment":  # Canvas places a student's grades here
+            out["grades"] = self.grades(e)
+        out.update({
             "sis_account_id": None, "sis_course_id": None, "course_integration_id": None, "sis_section_id": None,
             "section_integration_id": None, "sis_user_id": u.sis_user_id if u else None,
-            "html_url": f"{self.base}/courses/{e.course_id}/users/{e.user_id}"}
-        if e.type == "StudentEnrollment":
-            out["grades"] = self.grades(e)
+            "html_url": f"{self.base}/courses/{e.course_id}/users/{e.user_id}"})
         if with_user and u is not None:
             course = store.courses.get(e.course_id)
             out["user"] = self.user(u, course=course)
@@ -194,10 +197,9 @@ class View:
         current = round(earned / graded_possible * 100, 2) if graded_possible else None
         final = round(earned / total_possible * 100, 2) if total_possible else None
         return {"html_url": f"{self.base}/courses/{e.course_id}/grades/{e.user_id}",
-                "current_grade": None, "current_score": number(current), "final_grade": None,
+                "current_score": number(current), "current_grade": None,
                 "final_score": number(final if final is not None else (0 if total_possible else None)),
-                "unposted_current_score": number(current), "unposted_current_grade": None,
-                "unposted_final_score": number(final), "unposted_final_grade": None}
+                "final_grade": None}
 
     # --- assignments and submissions -------------------------------------------------------------
 
@@ -239,25 +241,29 @@ class View:
             "has_submitted_submissions": bool(submitted), "due_date_required": False, "max_name_length": 255,
             "in_closed_grading_period": False, "is_quiz_assignment": a.quiz_id is not None,
         }
+        out.update({"muted": False, "html_url": f"{self.base}/courses/{a.course_id}/assignments/{a.id}"})
         if a.allowed_extensions:
             out["allowed_extensions"] = list(a.allowed_extensions)
-        out.update({"muted": False, "html_url": f"{self.base}/courses/{a.course_id}/assignments/{a.id}",
-                    "has_overrides": False})
-        if staff:
+        if staff:  # overrides, grading counts, integrations and publishability are the staff's to see
+            out["has_overrides"] = False
             out["needs_grading_count"] = needs_grading
         if a.quiz_id is not None:
             out["quiz_id"] = a.quiz_id
             out["anonymous_submissions"] = False
-        out.update({"integration_id": a.integration_id, "integration_data": {}, "published": a.published,
-                    "unpublishable": not submitted, "only_visible_to_overrides": a.only_visible_to_overrides,
-                    "locked_for_user": locked})
+        if staff:
+            out.update({"integration_id": a.integration_id, "integration_data": {}})
+        out["published"] = a.published
+        if staff:
+            out["unpublishable"] = not submitted
+        out["only_visible_to_overrides"] = a.only_visible_to_overrides
+        if "submission" in includes and not staff and access.is_student(store, self.viewer, course):
+            out["submission"] = self.submission(store.submission_for(a, self.viewer.id))
+        out["locked_for_user"] = locked
         if locked:
             out["lock_info"] = info
             out["lock_explanation"] = explanation
-        if staff:
-            out["submissions_download_url"] = f"{self.base}/courses/{a.course_id}/assignments/{a.id}/submissions?zip=1"
-        if "submission" in includes and not staff and access.is_student(store, self.viewer, course):
-            out["submission"] = self.submission(store.submission_for(a, self.viewer.id))
+        where = f"quizzes/{a.quiz_id}" if a.quiz_id is not None else f"assignments/{a.id}"  # a quiz's own page
+        out["submissions_download_url"] = f"{self.base}/courses/{a.course_id}/{where}/submissions?zip=1"
         return out
 
     def file_url(self, f: File) -> str:
@@ -278,12 +284,13 @@ class View:
             "grade_matches_current_submission": True, "graded_at": iso(s.graded_at), "grader_id": s.grader_id,
             "attempt": s.attempt, "cached_due_date": iso(due), "excused": s.excused,
             "late_policy_status": s.late_policy_status,
-            "points_deducted": 0 if s.submitted_at is not None else None, "grading_period_id": None,
+            "points_deducted": 0 if late else None,  # a late policy's deduction: none on time
+            "grading_period_id": None,
             "late": late, "missing": missing,
             "seconds_late": int((s.submitted_at - due).total_seconds()) if late and s.submitted_at and due else 0,
             "entered_grade": s.entered_grade, "entered_score": number(s.entered_score),
             "preview_url": f"{self.base}/courses/{a.course_id}/assignments/{a.id}/submissions/{s.user_id}"
-                           f"?preview=1&version={max(1, len(s.versions) + (1 if s.submitted_at else 0))}",
+                           f"?preview=1&version={len(s.versions) + (1 if s.submitted_at or s.graded_at else 0)}",
         }
         if s.attachment_ids:
             out["attachments"] = [self.file(store.files[i]) for i in s.attachment_ids if i in store.files]
@@ -390,7 +397,8 @@ class View:
         out.update({"assignment_group_id": q.assignment_group_id,
                     "show_correct_answers_last_attempt": q.show_correct_answers_last_attempt,
                     "version_number": q.version_number, "question_types": types,
-                    "has_access_code": bool(q.access_code), "post_to_sis": False})
+                    "has_access_code": bool(q.access_code),
+                    "post_to_sis": False if q.assignment_id else None})
         return out
 
     def question(self, q: QuizQuestion, *, with_bank: bool = False) -> dict:
@@ -409,11 +417,11 @@ class View:
                "formulas": None, "answer_tolerance": None, "formula_decimal_places": None,
                "matches": self._matches(q), "matching_answer_incorrect_matches": q.matching_answer_incorrect_matches}
         if with_bank:
-            data = {k: v for k, v in out.items() if k not in ("id", "quiz_id", "quiz_group_id", "assessment_question_id",
-                                                              "position", "variables", "formulas", "answer_tolerance",
-                                                              "formula_decimal_places", "matches",
-                                                              "matching_answer_incorrect_matches")}
-            data = {"id": None, "regrade_option": False, **data, "name": q.question_name,
+            data = {"id": None, "regrade_option": False,
+                    **{k: out[k] for k in ("points_possible", "correct_comments", "incorrect_comments",
+                                           "neutral_comments", "correct_comments_html", "incorrect_comments_html",
+                                           "neutral_comments_html", "question_type", "question_name")},
+                    "name": q.question_name, "question_text": out["question_text"], "answers": out["answers"],
                     "text_after_answers": q.text_after_answers, "assessment_question_id": None}
             out["assessment_question"] = {
                 "id": q.id, "name": q.question_name, "question_data": data, "context_id": self.store.quizzes[q.quiz_id].course_id,
@@ -659,15 +667,11 @@ COMPLETE_ORDER = ("quiz_id", "id", "validation_token", "workflow_state", "attemp
 
 
 def truncate(text: str, limit: int = 100) -> str:
-    """Canvas's conversation preview: at most `limit` characters, cut at a word, ending in '...'."""
+    """Canvas's conversation preview (CanvasTextHelper.truncate_text): at most `limit` characters, cut where they
+    end (mid-word, spaces kept: recorded previews end `Sinc...` and `Since ...`), ending in '...'."""
     if len(text) <= limit:
         return text
-    cut = text[:limit - 3]
-    if not text[limit - 3].isspace():
-        spaces = [i for i, ch in enumerate(cut) if ch.isspace()]
-        if spaces:
-            cut = cut[:spaces[-1]]
-    return cut.rstrip() + "..."
+    return text[:limit - 3] + "..."
 
 
 def mime_class(content_type: str) -> str:

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from decathlon.emulators.fidelity import bigquery, report, snowflake
+from decathlon.emulators.fidelity import bigquery, canvas, report, snowflake
 
 REPLAYS: dict[str, Callable[..., list[Any]]] = {"bigquery": bigquery.replay, "snowflake": snowflake.replay}
+REPLAYS["canvas"] = canvas.replay
 
 
 def main(argv: list[str] | None = None) -> int:

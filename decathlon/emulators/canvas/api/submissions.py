@@ -148,7 +148,7 @@ async def grade(ctx: Ctx):
             sub.graded_at = store.now()
             sub.grader_id = ctx.user.id
             sub.workflow_state = "graded"
-            sub.excused = False if sub.excused else sub.excused
+            sub.excused = False  # a grade clears an excuse, and Canvas answers false where none was given
     if "excuse" in fields:
         excused = bool(as_bool(fields["excuse"], False))
         sub.excused = excused

@@ -111,8 +111,12 @@ def _run(path: Path, calls: list[tuple[str, dict, object]]) -> Path:
     for i, (tool, args, answer) in enumerate(calls):
         messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": f"c{i}", "type": "function", "function": {"name": f"google_sheet-{tool}", "arguments": json.dumps(args)}}]})
-        text = answer if isinstance(answer, str) else json.dumps(answer)
-        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": json.dumps({"type": "text", "text": text})})
+        if isinstance(answer, list):  # a list result: one text item per element, as FastMCP gave it
+            items = [{"type": "text", "text": x if isinstance(x, str) else json.dumps(x)} for x in answer]
+            content = json.dumps(items) if len(items) > 1 else json.dumps(items[0])
+        else:
+            content = json.dumps({"type": "text", "text": answer if isinstance(answer, str) else json.dumps(answer)})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": content})
     path.write_text(json.dumps({"pass": False, "messages": messages}))
     return path
 

@@ -50,6 +50,15 @@ def _json(text: str) -> Any:
         return None
 
 
+def _items(answer: str) -> list[str]:
+    """A tool's list result as the recorder kept it: one text item per element (a JSON array of them), or the one
+    element's text alone."""
+    doc = _json(answer)
+    if isinstance(doc, list) and all(isinstance(d, dict) and d.get("type") == "text" for d in doc):
+        return [str(d.get("text", "")) for d in doc]
+    return [answer]
+
+
 def _tool(ex: Exchange) -> str:
     return ex.tool[len(PREFIX):]
 
@@ -59,8 +68,8 @@ def _copy(calls: list[Exchange]) -> tuple[str, str] | str:
     listing = next((c for c in calls if _tool(c) == "list_spreadsheets"), None)
     if listing is None:
         return "the run never lists the folder's spreadsheets, so the copy is not known"
-    found = _json(listing.answer)
-    if not isinstance(found, list) or not all(isinstance(x, dict) and "id" in x for x in found):
+    found = [_json(item) for item in _items(listing.answer)]
+    if not all(isinstance(x, dict) and "id" in x for x in found):
         return f"the run's first listing ({listing.name}) is not a list of spreadsheets"
     if len(found) != 1:
         return f"the run's first listing shows {len(found)} spreadsheets, not the one copy"
@@ -80,9 +89,8 @@ def _sheet_reads(calls: list[Exchange], copy: str) -> tuple[list[str] | None, di
         tool = _tool(c)
         if tool in WRITES:
             break
-        if tool == "list_sheets" and titles is None:
-            listed = _json(c.answer)
-            titles = [str(t) for t in listed] if isinstance(listed, list) else None
+        if tool == "list_sheets" and titles is None and not c.answer.startswith("Error"):  # a failed call lists nothing
+            titles = _items(c.answer)
         elif tool == "get_sheet_data":
             sheet = str(args.get("sheet", ""))
             if args.get("range"):

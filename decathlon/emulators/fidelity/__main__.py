@@ -1,5 +1,6 @@
 """`python -m decathlon.emulators.fidelity --runs DIR [--emulator NAME …]`: replay the recorded runs in DIR against
-the emulators and print the report, per emulator (exit 1 when a replayed call disagrees)."""
+the emulators and print the report, per emulator (exit 1 when a replayed call disagrees that known_gaps does not
+list)."""
 from __future__ import annotations
 
 import argparse
@@ -8,10 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from decathlon.emulators.fidelity import bigquery, canvas, report, snowflake
+from decathlon.emulators.fidelity import bigquery, canvas, gcplogging, known_gaps, report, snowflake, woocommerce
 
-REPLAYS: dict[str, Callable[..., list[Any]]] = {"bigquery": bigquery.replay, "snowflake": snowflake.replay}
-REPLAYS["canvas"] = canvas.replay
+REPLAYS: dict[str, Callable[..., list[Any]]] = {
+    "bigquery": bigquery.replay, "canvas": canvas.replay, "gcplogging": gcplogging.replay,
+    "snowflake": snowflake.replay, "woocommerce": woocommerce.replay}
+# What each emulator is known to answer otherwise than its vendor did, with why: not a failure of this command.
+GAPS: dict[str, dict[str, str]] = {
+    "bigquery": known_gaps.BIGQUERY, "canvas": known_gaps.CANVAS, "gcplogging": known_gaps.GCPLOGGING,
+    "snowflake": known_gaps.SNOWFLAKE, "woocommerce": known_gaps.WOOCOMMERCE}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.emulator or sorted(REPLAYS):
         cases = REPLAYS[name](args.runs, servers=args.servers)
         print(report.text(name, cases, verbose=args.verbose) + "\n", flush=True)
-        disagreed |= any(c.verdict == "disagreed" for c in cases)
+        disagreed |= any(c.verdict == "disagreed" and c.exchange.name not in GAPS[name] for c in cases)
     return 1 if disagreed else 0
 
 

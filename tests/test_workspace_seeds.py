@@ -114,3 +114,30 @@ def test_with_the_captured_seed_the_real_preprocess_copies_it_and_the_evaluator_
     assert r["infra_error"] is None and r["pass"] is False, (r, proc.stderr[-3000:])
     [said] = [p.read_text() for p in (tmp_path / "out").rglob("eval_output.txt")]
     assert "4 items read from the copy" in said and "bolts: expected restock, found nothing" in said, said[-3000:]
+
+
+@needs_root
+def test_the_real_sheets_server_edits_the_copy_and_the_evaluator_passes_it(library, task_api, tmp_path, monkeypatch):
+    """mcp-google-sheets (PyPI 0.4.1) against the episode's emulated Drive and Sheets: it lists the task's folder, writes
+    the actions into the copy, and the task's real evaluator passes what it wrote; its grid-data answer is Google's."""
+    monkeypatch.setenv("DECATHLON_TASK_PYTHON", str(saas_python()))
+    task_api.ok("setup", TASK, "--source", str(PACK), "--launch-time", LAUNCH, "--seeds", str(library / TASK),
+                timeout=300)
+    listed = task_api.ok("execute", "google_sheet-list_spreadsheets", "{}", timeout=120)
+    text = json.dumps(listed["content"])
+    assert listed["is_error"] is False and "Restock sheet" in text, listed
+    copy = json.loads(json.loads(listed["content"])["text"])["id"]  # one spreadsheet: one text item, as recorded
+    assert copy != TEMPLATE
+    grid = task_api.ok("execute", "google_sheet-get_sheet_data", json.dumps({"spreadsheet_id": copy, "sheet": "stock"}),
+                       timeout=120)
+    sheet = json.loads(json.loads(grid["content"])["text"])["sheets"][0]
+    assert grid["is_error"] is False and sheet["properties"]["title"] == "stock", grid
+    assert [c.get("formattedValue") for c in sheet["data"][0]["rowData"][1]["values"][:3]] == ["bolts", "3", "10"]
+    wrote = task_api.ok("execute", "google_sheet-update_cells", json.dumps(
+        {"spreadsheet_id": copy, "sheet": "stock", "range": "D2:D5", "data": [["restock"], [""], ["restock"], [""]]}),
+        timeout=120)
+    assert wrote["is_error"] is False, wrote
+    messages = tmp_path / "messages.json"
+    messages.write_text(json.dumps([{"role": "user", "content": "x"}]))
+    result = task_api.ok("evaluate", "--messages", str(messages), timeout=300)
+    assert result["pass"] is True, result

@@ -65,7 +65,7 @@ def test_only_tasks_that_reach_an_emulated_vendor_get_the_front():
 def test_a_task_whose_scripts_use_a_vendor_without_naming_its_server_gets_the_front(tmp_path):
     from conftest import write_task
     write_task(tmp_path, "forms-no-server", servers=["filesystem"],
-               preprocess="from googleapiclient.discovery import build\n")
+               preprocess="from googleapiclient.discovery import build\nforms = build('forms', 'v1')\n")
     assert saas.emulators_for(load_task(tmp_path, "forms-no-server")) == []  # the front, its emulators on first use
 
 

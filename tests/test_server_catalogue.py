@@ -266,8 +266,8 @@ def test_the_checkout_lists_all_its_definitions_and_runs_the_offline_ones_live()
     rows = {r["name"]: r for r in json.loads(proc.stdout)}
     assert len(rows) == 34
     live = sorted(n for n, r in rows.items() if r["runs"] == "live")
-    assert live == ["canvas", "emails", "excel", "fetch", "filesystem", "git", "google-cloud", "memory", "pdf-tools",
-                    "pptx", "snowflake", "terminal", "time", "woocommerce", "word"]
+    assert live == ["canvas", "emails", "excel", "fetch", "filesystem", "git", "google-cloud", "google_sheet", "memory",
+                    "pdf-tools", "pptx", "snowflake", "terminal", "time", "woocommerce", "word"]
     assert rows["filesystem"]["tasks"] and len(rows["filesystem"]["tasks"]) == 86
     # What actually runs, and against what (issue 31): google-cloud is the real PyPI package through our wrapper.
     cloud = rows["google-cloud"]
@@ -279,4 +279,4 @@ def test_the_checkout_lists_all_its_definitions_and_runs_the_offline_ones_live()
     assert rows["emails"]["what"] == "emails-mcp 0.1.12 (PyPI)" and "mail server" in rows["emails"]["against"]
     assert rows["notion"]["runs_here"] == "replay"
     title = decathlon("servers", "--source", root).stdout
-    assert "34 server definitions: 15 run here, 19 replay only" in title and "broken" not in title
+    assert "34 server definitions: 16 run here, 18 replay only" in title and "broken" not in title

@@ -75,6 +75,11 @@ def table() -> dict[tuple[str, str], Entry]:
         for package, row in sorted((raw.get(registry) or {}).items()):
             rows[(registry, package)] = _entry(registry, package, row)
     rows[("local", "")] = _entry("local", "", raw["local"])
+    for name, row in sorted((raw.get("local-servers") or {}).items()):
+        rows[("local", name)] = entry = _entry("local", name, row)
+        if entry.runs == "live":
+            raise ValueError(f"{TABLE}: local-servers:{name}: a server of the checkout's own tree has no package to "
+                             "run live: stand-in or replay")
     return rows
 
 
@@ -127,9 +132,11 @@ def plan_server(server: str, raw: dict[str, Any]) -> Plan:
     launch = parse_launch(server, params["command"], [str(a) for a in args])
     if launch.kind in ("python", "direct"):
         return Plan(server, launch, None, params["command"], launch.args)
+    entry: Entry | None
     if launch.kind == "local":
-        return Plan(server, launch, table()[("local", "")])
-    if launch.kind == "uv-run":
+        # A server of the checkout's own tree runs here only where the table names its folder.
+        entry = table().get(("local", launch.local or "")) or table()[("local", "")]
+    elif launch.kind == "uv-run":
         entry = _providing("module" if launch.module else "script", launch.module or launch.entry or "")
         if entry is None:
             what = f"module {launch.module!r}" if launch.module else f"command {launch.entry!r}"

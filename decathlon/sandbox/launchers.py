@@ -20,6 +20,7 @@ _UVX_VALUED = {"--from", "--with", "--with-requirements", "--with-editable", "-p
                "--index-url", "--extra-index-url", "--directory", "--project", "--cache-dir", "--config-file"}
 _UV_VALUED = _UVX_VALUED | {"--group", "--extra", "--package", "--env-file"}
 _LOCAL_TREES = ("${local_servers_paths}", "${local_binary_paths}")
+_LOCAL_SERVERS = "${local_servers_paths}/"
 _VERSION = re.compile(r"^(@?[^@=<>~!\s]+)(?:@|==)(.+)$")
 KNOWN_LAUNCHERS = ("npx", "uvx", "uv run", "node", "python", "an absolute path",
                    "${local_servers_paths}/…", "${local_binary_paths}/…")
@@ -31,6 +32,7 @@ class Launch:
 
     kind: str
     package: str | None = None  # as the registry names it (npm or PyPI), version stripped
+    local: str | None = None  # local: the folder under ${local_servers_paths} a `node` launch runs from
     version: str | None = None  # a version written into the launch itself (`pkg@1.2`), if any
     entry: str | None = None  # console script to run
     module: str | None = None  # or `python -m` module
@@ -68,6 +70,10 @@ def _options(words: list[str], valued: set[str]) -> tuple[dict[str, str], list[s
 def parse_launch(server: str, command: str, args: list[str]) -> Launch:
     written = " ".join([command, *args])
     base = command.rsplit("/", 1)[-1]
+    if base == "node" and args and args[0].startswith(_LOCAL_SERVERS):
+        # `node ${local_servers_paths}/NAME/build/index.js ARGS…`: the server is NAME, and it is given ARGS
+        return Launch("local", local=args[0][len(_LOCAL_SERVERS):].split("/")[0] or None, args=list(args[1:]),
+                      written=written)
     if any(command.startswith(t) for t in _LOCAL_TREES) or (
             base == "node" and args and any(args[0].startswith(t) for t in _LOCAL_TREES)):
         return Launch("local", args=list(args), written=written)

@@ -21,7 +21,7 @@ from typing import Any
 
 from decathlon.emulators.fidelity.recorded import Exchange, exchanges
 from decathlon.emulators.kit.state import MANIFEST, Manifest, write_json
-from decathlon.emulators.workspace.sheets.grid import spreadsheet_url
+from decathlon.emulators.workspace.links import spreadsheet_url
 from decathlon.emulators.workspace.store import SPREADSHEET
 from decathlon.sandbox.vendor_seeds import Need
 

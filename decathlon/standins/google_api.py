@@ -20,7 +20,6 @@ import anyio.to_thread
 
 from .jsvalues import MessageError
 
-TOKEN_URI = "https://oauth2.googleapis.com/token"
 # Each socket operation of a call (the token refresh included) is bounded; the references set no bound at all.
 TIMEOUT_SECONDS = 60.0
 # Node's google-auth-library, asked to sign a request with nothing to sign it with.
@@ -58,9 +57,11 @@ def missing_client() -> str | None:
 
 def build(api: str, version: str, user: UserCredentials) -> Any:
     """A googleapiclient Resource for `api` `version`, from the discovery document the library ships."""
-    credentials = _google("google.oauth2.credentials").Credentials(
+    oauth = _google("google.oauth2.credentials")
+    # Google's token endpoint as google-auth itself names it (Node's client refreshes at the same).
+    credentials = oauth.Credentials(
         token=user.access_token, refresh_token=user.refresh_token, client_id=user.client_id,
-        client_secret=user.client_secret, token_uri=TOKEN_URI, expiry=user.expiry)
+        client_secret=user.client_secret, token_uri=oauth._GOOGLE_OAUTH2_TOKEN_ENDPOINT, expiry=user.expiry)
     http = _google("google_auth_httplib2").AuthorizedHttp(
         credentials, http=_google("httplib2").Http(timeout=TIMEOUT_SECONDS))
     return _google("googleapiclient.discovery").build(api, version, http=http, static_discovery=True,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from decathlon.emulators.workspace.links import responder_url
 from decathlon.emulators.workspace.store import ID_ALPHABET, Workspace
 
 Json = dict[str, Any]
@@ -15,7 +16,7 @@ def new_form(ws: Workspace, form_id: str, title: str, document_title: str) -> Js
     form: Json = {"formId": form_id, "info": {"documentTitle": document_title},
                   "settings": {"emailCollectionType": "DO_NOT_COLLECT"},
                   "revisionId": "00000001",
-                  "responderUri": f"https://docs.google.com/forms/d/e/{responder}/viewform"}
+                  "responderUri": responder_url(responder)}
     if title:
         form["info"] = {"title": title, "documentTitle": document_title}
     ws.forms[form_id] = form

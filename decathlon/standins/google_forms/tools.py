@@ -8,6 +8,7 @@ from ..google_api import Caller, failure_message
 from ..jsvalues import MessageError
 from ..memory.jsvalues import UNDEFINED, to_string
 from ..memory.stringify import stringify
+from decathlon.emulators.workspace.links import form_view_url
 
 # JSON-RPC codes of the McpError the reference throws (its SDK's ErrorCode).
 METHOD_NOT_FOUND = -32601
@@ -50,7 +51,7 @@ def _path(value: Any) -> str:
 
 
 def responder_uri(form_id: Any) -> str:
-    return f"https://docs.google.com/forms/d/{to_string(form_id)}/viewform"
+    return form_view_url(to_string(form_id))
 
 
 def created_text(form_id: Any, args: Args) -> str:

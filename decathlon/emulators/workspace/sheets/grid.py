@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from decathlon.emulators.workspace import account
+from decathlon.emulators.workspace.links import spreadsheet_url
 from decathlon.emulators.workspace.sheets import a1, cells, formula
 
 Json = dict[str, Any]
@@ -40,10 +41,6 @@ def new_spreadsheet(spreadsheet_id: str, title: str, locale: str = account.LOCAL
                                              if k != "hyperlinkDisplayType"}},
             "sheets": [new_sheet(0, first_sheet_title(locale), 0)],
             "spreadsheetUrl": spreadsheet_url(spreadsheet_id)}
-
-
-def spreadsheet_url(spreadsheet_id: str) -> str:
-    return f"https://docs.google.com/spreadsheets/d/{spreadsheet_id}/edit"
 
 
 def check_growth(book: Json, more: int) -> None:

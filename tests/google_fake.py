@@ -13,7 +13,6 @@ reads a server's calls out of the recorded runs (at run time, never copied) and 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import itertools
 import json
 import re
@@ -336,16 +335,12 @@ def workspace_emulators(folder: Path) -> Iterator[Running]:
             target.stop()
 
 
-def assert_parked(server: str, raw: dict[str, Any], key: tuple[str, str], module: str, monkeypatch: Any) -> None:
-    """The checkout's launch of `server` stays replay, its stand-in named but switched off; switched on (`runs:
-    stand-in` in the table's row `key`), it runs `module` on the virtualenv these tests run it on."""
+def assert_runs_the_stand_in(server: str, raw: dict[str, Any], module: str) -> None:
+    """The checkout's launch of `server` runs `module` on the stand-ins' virtualenv."""
     from decathlon.sandbox import catalogue
 
     plan = catalogue.plan_server(server, raw)
-    assert plan.runs == "replay" and plan.command is None and "not yet switched on" in plan.how
     assert plan.entry is not None and (plan.entry.module, plan.entry.env) == (module, "google-workspace")
-    monkeypatch.setitem(catalogue.table(), key, dataclasses.replace(catalogue.table()[key], runs="stand-in"))
-    plan = catalogue.plan_server(server, raw)
     assert (plan.runs, plan.command, plan.args) == ("live", "${decathlon_servers}/google-workspace/bin/python",
                                                     ["-m", module])
 

@@ -48,7 +48,8 @@ def test_each_documented_server_runs_as_the_program_says(page, name):
 def test_the_services_page_lists_the_servers_of_the_services_and_emulators():
     every = {r["server"]: r for r in _rows(doc_tables.CHECKOUT_MD, "servers")}
     services = {r["server"]: r for r in _rows(doc_tables.SERVICES_MD, "service-servers")}
-    assert sorted(services) == ["canvas", "emails", "google-cloud", "google_sheet", "snowflake", "woocommerce"]
+    assert sorted(services) == ["canvas", "emails", "google-cloud", "google_calendar", "google_forms", "google_sheet",
+                                "snowflake", "woocommerce"]
     assert all(every[name] == row for name, row in services.items())
     assert "google-cloud-mcp 1.0.0 (PyPI), started by our decathlon.standins.google_cloud" == \
         services["google-cloud"]["runs here"]

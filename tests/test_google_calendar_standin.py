@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from tests import google_fake
-from tests.google_fake import CLIENT_ID, CLIENT_SECRET, REFRESH_TOKEN, Running, assert_parked, call, fake_google, \
-    workspace_emulators, workspace_python
+from tests.google_fake import CLIENT_ID, CLIENT_SECRET, REFRESH_TOKEN, Running, assert_runs_the_stand_in, call, \
+    fake_google, workspace_emulators, workspace_python
 
 from decathlon.standins.google_calendar.schemas import TOOLS
 from decathlon.standins.google_calendar.tools import created_text, listed_text
@@ -99,10 +99,10 @@ def zod_required(*paths: list[str | int], expected: str = "object") -> str:
 # --- how the checkout's launch runs here ------------------------------------------------------------------------
 
 
-def test_the_checkouts_launch_stays_replay_with_the_stand_in_parked_until_switched_on(monkeypatch):
+def test_the_checkouts_launch_runs_the_stand_in():
     raw = {"params": {"command": "npx", "args": ["-y", "@gongrzhe/server-calendar-autoauth-mcp"],
                       "cwd": "${agent_workspace}"}}
-    assert_parked("google_calendar", raw, ("npm", "@gongrzhe/server-calendar-autoauth-mcp"), MODULE, monkeypatch)
+    assert_runs_the_stand_in("google_calendar", raw, MODULE)
 
 
 # --- over MCP, against the fake ----------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests import google_fake
-from tests.google_fake import CLIENT_ID, CLIENT_SECRET, FORM_CREATE_ONLY_TITLE, REFRESH_TOKEN, Running, assert_parked, \
-    call, fake_google, workspace_emulators, workspace_python
+from tests.google_fake import CLIENT_ID, CLIENT_SECRET, FORM_CREATE_ONLY_TITLE, REFRESH_TOKEN, Running, \
+    assert_runs_the_stand_in, call, fake_google, workspace_emulators, workspace_python
 
 from decathlon.sandbox.catalogue import plan_server
 from decathlon.sandbox.launchers import parse_launch
@@ -69,12 +69,12 @@ def mcp_error(code: int, message: str) -> str:
 # --- how the checkout's launch runs here ------------------------------------------------------------------------
 
 
-def test_the_checkouts_launch_stays_replay_with_the_stand_in_parked_until_switched_on(monkeypatch):
+def test_the_checkouts_launch_runs_the_stand_in():
     launch = parse_launch("google_forms", "node", ["${local_servers_paths}/google-forms-mcp/build/index.js", "--x"])
     assert (launch.kind, launch.local, launch.args) == ("local", "google-forms-mcp", ["--x"])
     raw = {"params": {"command": "node", "args": ["${local_servers_paths}/google-forms-mcp/build/index.js"],
                       "env": {"GOOGLE_CLIENT_ID": "${token.google_client_id}"}}}
-    assert_parked("google_forms", raw, ("local", "google-forms-mcp"), MODULE, monkeypatch)
+    assert_runs_the_stand_in("google_forms", raw, MODULE)
     # another server of the checkout's tree is still replay only, for the old reason
     other = plan_server("youtube", {"params": {"command": "node",
                                                "args": ["${local_servers_paths}/youtube-mcp-server/dist/index.js"]}})

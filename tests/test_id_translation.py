@@ -196,3 +196,24 @@ def test_a_quiz_attempt_is_a_quiz_submission_and_a_chosen_answer_is_an_answer_id
                                             tool="canvas-canvas_submit_quiz_answers"))
     assert sent["quiz_id"] == 2 and sent["submission_id"] == 2
     assert sent["answers"] == [{"question_id": 3, "answer": 9001}]
+
+
+def test_an_opaque_id_is_replaced_wherever_a_later_call_names_it():
+    """woocommerce-product-recall: the recorded form's id, in the later calls' arguments and in the link the agent
+    wrote into a file, names the form the re-executed run created."""
+    rec_id, live_id = "1lAiZDHllZUuhXgd30GzGE7AQsnkPgjkLG1cgmEmKyMg", "1RWgr01hUG6RcHpirOdU43j9KH95GTPawm3D5dKKBMkM"
+    t = IdTranslator()
+    t.learn(_item(json.dumps({"formId": rec_id, "title": "Recall"})),
+            json.dumps({"formId": live_id, "title": "Recall"}), "google_forms-create_form")
+    assert json.loads(t.translate_arguments(json.dumps({"formId": rec_id, "questionTitle": "Name"}))) == \
+        {"formId": live_id, "questionTitle": "Name"}
+    note = json.dumps({"path": "r.json", "content": f'{{"form_url": "https://docs.google.com/forms/d/{rec_id}/viewform"}}'})
+    assert live_id in json.loads(t.translate_arguments(note))["content"]
+    # words, short codes and one recorded id seen with two live ones are left alone
+    u = IdTranslator()
+    u.learn(json.dumps({"id": "primary", "iCalUID": "abcdefghijklmnopqrstuvwxyz"}),
+            json.dumps({"id": "primary2", "iCalUID": "zyxwvutsrqponmlkjihgfedcba"}))
+    assert not u.active
+    u.learn(json.dumps({"eventId": "a1b2c3d4e5f6g7h8i9j0k1"}), json.dumps({"eventId": "z9y8x7w6v5u4t3s2r1q0p0"}))
+    u.learn(json.dumps({"eventId": "a1b2c3d4e5f6g7h8i9j0k1"}), json.dumps({"eventId": "m9y8x7w6v5u4t3s2r1q0p0"}))
+    assert not u.active and "a1b2c3d4e5f6g7h8i9j0k1" in u.opaque_conflicts

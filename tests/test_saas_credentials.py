@@ -147,3 +147,28 @@ def test_an_emulated_episode_of_a_checkout_holding_real_keys_never_shows_them_to
     assert got.keys, "the hunt found nothing at all: the episode's own generated key should be in reach"
     assert got.passed is True, got
     assert (source / "configs" / "snowflake_rsa_key.p8").read_bytes() == sf_key  # the checkout is left as it was
+
+
+def test_the_calendar_and_forms_servers_sign_in_as_the_emulated_account(tmp_path, monkeypatch):
+    """Calendar's server reads the files its variables name (Toolathlon's preparation puts them in ~/.calendar-mcp);
+    Forms' YAML passes the token session's client and refresh token: both the emulated OAuth user's."""
+    from decathlon.sandbox import saas
+    from decathlon.standins.google_calendar.credentials import load
+
+    public = tmp_path / "saas"
+    public.mkdir()
+    assert saas.write_sign_in(public) == ["calendar-credentials.json", "gcp-oauth.keys.json"]
+    env = saas.env({"services": {"front": {"ports": {"http": 8}}}}, public / "ca-bundle.pem")
+    assert env["CALENDAR_OAUTH_PATH"] == str(public / "sign-in" / "gcp-oauth.keys.json")
+    for name in ("CALENDAR_OAUTH_PATH", "CALENDAR_CREDENTIALS_PATH"):
+        assert os.stat(env[name]).st_mode & 0o777 == 0o644
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    user = load(tmp_path, env)
+    assert (user.client_id, user.client_secret, user.refresh_token) == (google.CLIENT_ID, google.CLIENT_SECRET,
+                                                                        google.REFRESH_TOKEN)
+    configs = _configs(tmp_path)
+    creds.write(configs)
+    tokens = runpy.run_path(str(configs / "token_key_session.py"))["all_token_key_session"]
+    assert (tokens["google_client_id"], tokens["google_client_secret"], tokens["google_refresh_token"]) == (
+        google.CLIENT_ID, google.CLIENT_SECRET, google.REFRESH_TOKEN)
+    assert saas.env(None, public / "ca-bundle.pem") == {}  # no front (--saas real): the user's own ~/.calendar-mcp

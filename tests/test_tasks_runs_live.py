@@ -40,7 +40,7 @@ def _source(tmp_path: Path) -> Path:
     write_server(source, "notion", "npx", ["-y", "@notionhq/notion-mcp-server"])
     write_server(source, "playwright_with_chunk", "npx", ["-y", "@lockon0927/playwright-mcp-with-chunk"])
     write_server(source, "emails", "uvx", ["emails-mcp", "--config_file", "${token.emails_config_file}"])
-    write_server(source, "google_calendar", "npx", ["-y", "@gongrzhe/server-calendar-autoauth-mcp"])
+    write_server(source, "google_map", "npx", ["-y", "@modelcontextprotocol/server-google-maps"])
     write_task(source, "files-only", servers=["filesystem"])
     write_task(source, "needs-notion", servers=["filesystem", "notion"])
     write_task(source, "needs-undefined", servers=["nowhere"])
@@ -60,7 +60,7 @@ def _source(tmp_path: Path) -> Path:
     # Two servers that do not run here, a script that starts another, a host: every reason, not the first.
     write_task(source, "many", servers=["notion", "playwright_with_chunk", "emails"],
                preprocess="from googleapiclient.discovery import build\nbuild('gmail', 'v1')\n",
-               evaluator="async def f(m):\n    await m.connect_servers(['google_calendar'])\n")
+               evaluator="async def f(m):\n    await m.connect_servers(['google_map'])\n")
     # Sheets through gspread: answered by the Workspace emulator behind the front.
     write_task(source, "sheets", servers=["filesystem"], evaluator="import gspread\n")
     # A copy of a template spreadsheet in someone else's Drive: graded once a seed pack brings it.
@@ -97,7 +97,7 @@ def test_each_task_has_one_status_with_every_reason(tmp_path):
     assert many["status"] == "replay-only"
     kinds = {(r["what"], r["name"]) for r in many["reasons"]}
     assert {("server", "notion"), ("server", "playwright_with_chunk"),
-            ("scripts", "Google Workspace (Gmail, Docs, YouTube, Drive v2)"), ("scripts", "google_calendar")} <= kinds, kinds
+            ("scripts", "Google Workspace (Gmail, Docs, YouTube, Drive v2)"), ("scripts", "google_map")} <= kinds, kinds
     assert by_id["sheets"]["status"] == "graded" and by_id["sheets"]["emulated"] == ["Google Drive"]
     template = by_id["template"]
     assert template["status"] == "needs-seed" and template["live_here"] is False, template
@@ -117,7 +117,7 @@ def test_the_listing_says_the_status_and_every_reason_in_one_line(tmp_path):
     assert here["many"].startswith("replay-only servers notion, playwright_with_chunk; ")
     assert "preprocess reaches Google Workspace (Gmail, Docs, YouTube, Drive v2) (import googleapiclient.discovery)" in \
         here["many"]
-    assert "evaluation starts server google_calendar (replay only)" in here["many"]
+    assert "evaluation starts server google_map (replay only)" in here["many"]
     assert here["milestone"] == "preprocess reaches GitHub (api.github.com)"
     assert here["bq"] == "emulated BigQuery"
     assert here["seedless"] == "lacks initial_workspace/files.tar.gz"

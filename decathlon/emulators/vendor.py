@@ -91,6 +91,10 @@ class SeedSource:
         return tuple(f.format(id=resource) for f, _ in self.files)
 
 
+def sign_in_text(target: str) -> str:
+    return _load(target)()
+
+
 def _load(target: str) -> Callable:
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)
@@ -108,7 +112,12 @@ class Vendor:
     systems: tuple[System, ...] = ()  # how a task's scripts show that they reach it
     credentials: Credentials | None = None
     # Variables for every process of an episode that has the front: what the vendor's clients need to work offline.
+    # `{sign_in}` in a value is the episode's folder of sign-in files (below).
     episode_env: tuple[tuple[str, str], ...] = ()
+    # Files a user's one-time preparation puts where the vendor's MCP servers look (a client id and a refresh token of
+    # the emulated account, no secret of anyone's), made for every episode that has the front and readable by all its
+    # processes: (file name, `module:function` returning its text), in the folder `{sign_in}` names.
+    sign_in: tuple[tuple[str, str], ...] = ()
     surface: str = ""  # its API surface in a phrase (the docs' table)
     describes: str = ""  # the machine-readable description its routes are checked against, where one ships
     notes: tuple[str, ...] = field(default_factory=tuple)  # deliberate differences from the vendor

@@ -13,7 +13,9 @@ position) and by order of appearance on text answers (`ID: 12`). The name under 
 answer was saved is replaced wherever a later call mentions it (the code that reads that file), and so is a
 name made unique by a random hex suffix (a bucket `reports-7b6c349200a5`, made again as `reports-ac17a02cefe3`), and
 an opaque token an answer hands out for a later call to echo (`validation_token`) is translated like an
-id.
+id. An opaque id (Google's: a form's `formId`, a spreadsheet's, a calendar event's, random letters and digits) is
+unique on its own, so it is replaced wherever a later call names it, like a saved name: the link the agent wrote into
+a file (`https://docs.google.com/forms/d/<formId>/viewform`) names the live form.
 
 Published runs mask some identifiers (a project id shown as `t********n` in every answer, then typed so by the
 model into its SQL): such a mask is learnt like a name, from the live answer that shows a value where the
@@ -39,6 +41,8 @@ _ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uid)$|Id$|Ids$", re.IGNORECASE)
 # every server, so a recorded one never matches the live one.
 _TOKEN_KEY = re.compile(r"(?:^|_)token$", re.IGNORECASE)
 _TOKEN_VALUE = re.compile(r"[A-Za-z0-9_\-]{16,256}")
+# A vendor's random id: long, letters and digits (Google's 44-character file ids, 26-character event ids).
+_OPAQUE_ID = re.compile(r"(?=[A-Za-z0-9_\-]*[0-9])(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{20,128}")
 # Identify list items across the two answers when their ids differ.
 _NATURAL_KEYS = ("name", "title", "login_id", "email", "sku", "slug", "subject", "course_code", "question_name",
                  "display_name", "sortable_name", "filename", "username", "question_text", "text")
@@ -210,6 +214,8 @@ class IdTranslator:
     # A mask, or an identifier a mask stands for, → what the live answer showed in its place.
     aliases: dict[str, str] = field(default_factory=dict)
     alias_conflicts: set[str] = field(default_factory=set)
+    # An opaque id seen paired with two different live ids: which one a later call meant cannot be told.
+    opaque_conflicts: set[str] = field(default_factory=set)
 
     @classmethod
     def for_recording(cls, outputs: Iterable[object], arguments: Iterable[str] = ()) -> IdTranslator:
@@ -306,10 +312,22 @@ class IdTranslator:
             a, b = _id_value(rec), _id_value(cur)
             if a is not None and b is not None:
                 self._pair(a, b, scope)
+            elif _opaque(rec) and _opaque(cur):
+                self._pair_opaque(str(rec), str(cur))
         elif key is not None and _TOKEN_KEY.search(key):
             a, b = _token_value(rec), _token_value(cur)
             if a is not None and b is not None:
                 self._pair(a, b, None)
+
+    def _pair_opaque(self, rec: str, cur: str) -> None:
+        if rec == cur or rec in self.opaque_conflicts:
+            return
+        known = self.substitutions.get(rec)
+        if known is None:
+            self.substitutions[rec] = cur
+        elif known != cur:
+            del self.substitutions[rec]
+            self.opaque_conflicts.add(rec)
 
     def _align_text(self, rec: str, cur: str, scope: str | None) -> None:
         by_label: dict[str, list[str]] = {}
@@ -371,6 +389,10 @@ class IdTranslator:
             if raw is not None and raw in self.mapping:
                 return True, self.mapping[raw]
         return False, value
+
+
+def _opaque(value: object) -> bool:
+    return isinstance(value, str) and _OPAQUE_ID.fullmatch(value) is not None
 
 
 def _aligned(rec: str, live: str, start: int, end: int) -> str | None:

@@ -13,9 +13,11 @@ to our servers through the episode's key broker, never to the agent (decathlon/s
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from decathlon.emulators import registry
+from decathlon.emulators.vendor import sign_in_text
 from decathlon.sandbox import reach
 from decathlon.sandbox.taskdef import TaskDef
 
@@ -26,6 +28,7 @@ SERVER_EMULATORS: dict[str, tuple[str, ...]] = {
     server: registry.emulators_of_server(server) for server in sorted({s for v in registry.front_vendors()
                                                                         for s in v.servers})}
 NO_PROXY = "localhost,127.0.0.1,::1"
+SIGN_IN = "sign-in"  # beside the CA bundle: the vendors' sign-in files (Vendor.sign_in)
 TRUST_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTPLIB2_CA_CERTS",
                    "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS")
 
@@ -60,9 +63,26 @@ def env(record: dict | None, bundle: Path | None) -> dict[str, str]:
     out = {name: proxy for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")}
     out.update({"NO_PROXY": NO_PROXY, "no_proxy": NO_PROXY})
     out.update({name: str(bundle) for name in TRUST_VARIABLES})
+    sign_in = str(bundle.parent / SIGN_IN)
     for vendor in registry.front_vendors():
-        out.update(dict(vendor.episode_env))
+        out.update({name: value.replace("{sign_in}", sign_in) for name, value in vendor.episode_env})
     return out
+
+
+def write_sign_in(public: Path) -> list[str]:
+    """The front vendors' sign-in files, in `public`/sign-in (made before the front starts, by setup, which runs as
+    root): readable by every process of the episode, writable by none of them."""
+    folder = public / SIGN_IN
+    folder.mkdir(mode=0o755)
+    os.chmod(folder, 0o755)
+    names = []
+    for vendor in registry.front_vendors():
+        for name, target in vendor.sign_in:
+            path = folder / name
+            path.write_text(sign_in_text(target), encoding="utf-8")
+            os.chmod(path, 0o644)
+            names.append(name)
+    return sorted(names)
 
 
 def passthrough_env(environ: dict[str, str]) -> dict[str, str]:

@@ -109,6 +109,7 @@ def start(home: Home, task: str, names: list[str], users: Users, env: dict[str, 
     if "front" in names:
         home.saas.mkdir()
         users.give(home.saas, "service", 0o755)
+        saas.write_sign_in(home.saas)
         extra = {"DECATHLON_SAAS_PYTHON": saas_python(), "DECATHLON_FRONT_EAGER": ",".join(eager or [])}
         writable.append(str(home.saas))
         interpreters.append(saas_python())

@@ -7,6 +7,11 @@
   (`access_token`, `refresh_token`, `client_id`, `client_secret`, `scope`), which then finds its project through
   Cloud Resource Manager (emulated: decathlon.emulators.gcp.resourcemanager).
 
+- `gcp-oauth.keys.json`: the OAuth client as Google's console downloads it (`{"installed": {...}}`), which the
+  Calendar server reads from its sign-in folder (decathlon.emulators.workspace.vendor), beside a copy of the
+  authorized user; the Forms server gets the same client and refresh token as the token_key_session's
+  `google_client_id`, `google_client_secret`, `google_refresh_token`.
+
 All point at oauth2.googleapis.com, which the emulator answers: a token without an expiry is refreshed there."""
 from __future__ import annotations
 
@@ -47,6 +52,13 @@ def authorized_user() -> str:
         "universe_domain": "googleapis.com", "account": "", "expiry": FAR_AHEAD}, indent=2)
 
 
+def oauth_client() -> str:
+    return json.dumps({"installed": {
+        "client_id": CLIENT_ID, "project_id": PROJECT_ID, "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+        "token_uri": TOKEN_URI, "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
+        "client_secret": CLIENT_SECRET, "redirect_uris": ["http://localhost"]}}, indent=2)
+
+
 def oauth_token_file() -> str:
     """The shape of an OAuth 2.0 token response saved as it came (what `google_cloud_credentials.json` holds)."""
     return json.dumps({
@@ -68,4 +80,7 @@ def tokens(configs: Path) -> dict[str, str]:
         "gcp_service_account_path": str((configs / SERVICE_ACCOUNT_FILE).resolve()),
         "google_oauth2_credentials_path": str((configs / USER_FILE).resolve()),
         "google_oauth2_token_path": str((configs / USER_FILE).resolve()),
+        "google_client_id": CLIENT_ID,
+        "google_client_secret": CLIENT_SECRET,
+        "google_refresh_token": REFRESH_TOKEN,
     }

@@ -27,6 +27,12 @@ VENDOR = Vendor(
     # Signed in with the OAuth user credentials the gcp vendor writes (google_credentials.json), refreshed, if ever,
     # at oauth2.googleapis.com, which the gcp emulator answers.
     credentials=None,
+    # The Calendar server's sign-in (~/.calendar-mcp as Toolathlon's global preparation fills it: the OAuth client and
+    # a copy of google_credentials.json), named by the variables it reads before its folder.
+    sign_in=(("gcp-oauth.keys.json", "decathlon.emulators.gcp.credentials:oauth_client"),
+             ("calendar-credentials.json", "decathlon.emulators.gcp.credentials:authorized_user")),
+    episode_env=(("CALENDAR_OAUTH_PATH", "{sign_in}/gcp-oauth.keys.json"),
+                 ("CALENDAR_CREDENTIALS_PATH", "{sign_in}/calendar-credentials.json")),
     seeds=(
         # A template the preprocess copies from the task authors' Drive (drive_helper.copy_sheet_to_folder): its
         # Drive file and its content, each as Google answers a reader.

@@ -63,3 +63,18 @@ def test_oracle_messages_are_deterministic():
     assert m0 == assistant_message(o, 0, v)
     assert assistant_message(o, 1, v)["tool_calls"][0]["function"]["arguments"] == "not json"
     assert assistant_message(o, 2, v) == {"role": "assistant", "content": "end"}
+
+
+def test_an_oracle_call_saves_an_id_from_its_answer_for_a_later_call():
+    from decathlon.core.oracles import saved
+    o = Oracle("t", [[Call("forms-create", {"title": "x"}, {"form": "formId"})],
+                     [Call("forms-add", {"formId": "${form}"})]], "end")
+    first = assistant_message(o, 0, {})
+    answer = {"type": "text", "text": json.dumps({"formId": "1abc", "info": {"formId": "other"}}), "annotations": None}
+    messages = [first, {"role": "tool", "tool_call_id": first["tool_calls"][0]["id"], "content": json.dumps(answer)}]
+    assert saved(o, messages) == {"form": "1abc"}
+    assert json.loads(assistant_message(o, 1, saved(o, messages))["tool_calls"][0]["function"]["arguments"]) == \
+        {"formId": "1abc"}
+    # an answer without the key (an error's text) saves nothing: the later call names ${form} as it is
+    messages[1]["content"] = "Error: MCP error -32603: Failed to create form"
+    assert saved(o, messages) == {}

@@ -13,7 +13,7 @@ from decathlon.recordings.cassettes import cassettes_dir, read_trajectory, traje
 from decathlon.core.blame import environment_owned, model_refusal
 from decathlon.errors import InfraError, Kind
 from decathlon.recordings.id_translation import IdTranslator
-from decathlon.core.oracles import Call, Oracle, assistant_message, call_id, load_oracle, oracle_dir, variables
+from decathlon.core.oracles import Call, Oracle, assistant_message, call_id, load_oracle, oracle_dir, saved, variables
 from decathlon.core.task_session import SetupResult
 
 MODEL_TIMEOUT = float(os.environ.get("DECATHLON_MODEL_TIMEOUT", "600"))
@@ -37,7 +37,7 @@ class _Scripted:
     turn: int = 0
 
     async def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        reply = assistant_message(self.oracle, self.turn, self.vars)
+        reply = assistant_message(self.oracle, self.turn, {**self.vars, **saved(self.oracle, messages)})
         self.turn += 1
         return reply
 

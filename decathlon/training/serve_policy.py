@@ -27,7 +27,7 @@ from starlette.routing import Route
 
 from decathlon.recordings.cassettes import cassettes_dir, read_trajectory, trajectory_path
 from decathlon.errors import InfraError, Kind
-from decathlon.core.oracles import Oracle, assistant_message, call_id, load_oracle, oracle_dir, variables
+from decathlon.core.oracles import Oracle, assistant_message, call_id, load_oracle, oracle_dir, saved, variables
 from decathlon.checkout.tasks import resolve_source
 from decathlon.sandbox import taskdef
 from decathlon.sandbox.prompts import PLACEHOLDER, SINGLE_TURN_NOTE
@@ -201,7 +201,8 @@ def answer(catalogue: Catalogue, messages: list[dict]) -> dict:
     if launch is None and _uses(oracle, ["launch_time", "launch_date"]):
         raise PolicyError("no_launch_time", f"the oracle of {docs.name} needs the launch time, but its system "
                           "prompt template has no time placeholder to recover it from")
-    return assistant_message(oracle, next_turn(oracle, messages), variables(workspace or "", launch or ""))
+    return assistant_message(oracle, next_turn(oracle, messages),
+                             {**variables(workspace or "", launch or ""), **saved(oracle, messages)})
 
 
 def _completion(message: dict, model: str) -> dict:

@@ -19,10 +19,10 @@ COPY python3.13 /opt/decathlon/python3.13
 FROM python AS task-env
 RUN --mount=type=bind,source=tools/uv,target=/usr/local/bin/uv \
     --mount=type=bind,source=wheels/task-env,target=/wheels \
-    UV_NO_INDEX=1 UV_OFFLINE=1 UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy UV_NO_CACHE=1 \
+    UV_COMPILE_BYTECODE=1 UV_NO_INDEX=1 UV_OFFLINE=1 UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy UV_NO_CACHE=1 \
     uv venv --quiet --python /opt/decathlon/python3.13/usr/bin/python3.13 /opt/decathlon/task-env \
  && if [ -s /wheels/requirements.txt ]; then \
-      UV_NO_INDEX=1 UV_OFFLINE=1 UV_LINK_MODE=copy UV_NO_CACHE=1 \
+      UV_COMPILE_BYTECODE=1 UV_NO_INDEX=1 UV_OFFLINE=1 UV_LINK_MODE=copy UV_NO_CACHE=1 \
       uv pip install --quiet --python /opt/decathlon/task-env/bin/python --find-links /wheels --no-deps \
         -r /wheels/requirements.txt; fi
 
@@ -30,7 +30,7 @@ RUN --mount=type=bind,source=tools/uv,target=/usr/local/bin/uv \
 FROM python AS server-@SERVER@
 RUN --mount=type=bind,source=tools/uv,target=/usr/local/bin/uv \
     --mount=type=bind,source=wheels/server-@SERVER@,target=/wheels \
-    UV_FIND_LINKS=/wheels UV_NO_INDEX=1 UV_OFFLINE=1 UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy UV_NO_CACHE=1 \
+    UV_FIND_LINKS=/wheels UV_COMPILE_BYTECODE=1 UV_NO_INDEX=1 UV_OFFLINE=1 UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy UV_NO_CACHE=1 \
     DECATHLON_SERVERS_DIR=/opt/decathlon/servers /opt/decathlon/venv/bin/python /opt/decathlon/src/ci/install_servers.py @SERVER@
 # @SERVER@ end
 

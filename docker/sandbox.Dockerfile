@@ -22,7 +22,9 @@ ARG BASE_IMAGE=python:3.11-slim
 FROM ${BASE_IMAGE} AS base
 # Bookworm's python is 3.11.2; a few pure-Python pins (soupsieve 4.1.2) declare >=3.11.5 without needing it:
 # uv installs as for 3.11.7 (the host's, where the test suite runs them too).
-ENV UV_NO_INDEX=1 UV_OFFLINE=1 UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy UV_NO_PROGRESS=1 \
+# Bytecode compiled at install: every process here runs with PYTHONDONTWRITEBYTECODE, and would otherwise compile what
+# it imports at each start.
+ENV UV_NO_INDEX=1 UV_OFFLINE=1 UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy UV_NO_PROGRESS=1 UV_COMPILE_BYTECODE=1 \
     UV_CACHE_DIR=/var/cache/uv DECATHLON_UV_PYTHON_VERSION=3.11.7
 
 # The daemon's venv: the `sandbox` extra, pinned (requirements.txt is its closure under ci/constraints.txt).
@@ -87,14 +89,14 @@ COPY --from=server-@SERVER@ /opt/decathlon/servers/@SERVER@ /opt/decathlon/serve
 # After the environments: an edit to these rebuilds none of them.
 COPY ci /opt/decathlon/src/ci
 COPY src /opt/decathlon/src
-# The project as a plain path entry (like the host's compat editable install), plus its task-api; the shim's
-# sitecustomize compiled (its processes run with PYTHONDONTWRITEBYTECODE). (The excel server's log beside its
+# The project as a plain path entry (like the host's compat editable install), plus its task-api; its modules and
+# the shim's sitecustomize compiled (every process here runs with PYTHONDONTWRITEBYTECODE). (The excel server's log beside its
 # own package goes nowhere: ci/install_servers.py.) The fixtures (a prime sandbox's task source) are the
 # grader's to read, never the agent's: they hold oracles and answers.
 RUN echo /opt/decathlon/src > "$(echo /opt/decathlon/venv/lib/python3*/site-packages)/decathlon-src.pth" \
  && printf '#!/opt/decathlon/venv/bin/python\nfrom decathlon.sandbox.cli import main\nmain()\n' > /opt/decathlon/venv/bin/task-api \
  && chmod 0755 /opt/decathlon/venv/bin/task-api \
- && python3 -m compileall -q /opt/decathlon/src/decathlon/sandbox/http/site \
+ && python3 -m compileall -q /opt/decathlon/src/decathlon \
  && chown -R root:grader /opt/decathlon/src/fixtures && chmod -R u=rwX,g=rX,o= /opt/decathlon/src/fixtures \
  && mkdir -p /episodes /run/decathlon && chmod 0755 /episodes && chown agent:agent /run/decathlon
 ENV PATH=/opt/decathlon/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

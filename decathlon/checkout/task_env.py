@@ -59,6 +59,7 @@ class TaskEnvReport:
     venv: str
     installed: list[str] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)  # {"package", "version", "why"}
+    compiled: bool = False  # installed with its bytecode (an environment made before that is made again)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -155,7 +156,8 @@ def build(source: Path, python: str, dest: Path | None, say: Callable[[str], Non
     if stamp.is_file():
         try:
             old = json.loads(stamp.read_text())
-            if old.get("lock_sha256") == lock_sha and old.get("python_version") == env["python_full_version"]:
+            if old.get("lock_sha256") == lock_sha and old.get("python_version") == env["python_full_version"] \
+                    and old.get("compiled"):
                 say(f"task environment up to date: {dest}")
                 return TaskEnvReport(**old)
         except (ValueError, TypeError):
@@ -185,8 +187,11 @@ def build(source: Path, python: str, dest: Path | None, say: Callable[[str], Non
             req_file = dest / "requirements.txt"
             req_file.write_text("".join(f"{names[k]}=={v}\n" for k, v in sorted(wanted.items())))
             say(f"installing {len(wanted)} locked packages into {dest} …")
-            proc = subprocess.run([uv, "pip", "install", "--quiet", "--python", target, "--no-deps", "-r", str(req_file)],
-                                  capture_output=True, text=True, timeout=INSTALL_TIMEOUT, env=uv_env)
+            # With bytecode: preprocess and the evaluator run with PYTHONDONTWRITEBYTECODE, and would otherwise
+            # compile pandas and Google's clients at every start (3 s a process).
+            proc = subprocess.run([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", target, "--no-deps",
+                                   "-r", str(req_file)], capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
+                                  env=uv_env)
             if proc.returncode == 0:
                 break
             output = proc.stdout + proc.stderr
@@ -202,7 +207,7 @@ def build(source: Path, python: str, dest: Path | None, say: Callable[[str], Non
         raise
     report = TaskEnvReport(python=python, python_version=env["python_full_version"], lock_sha256=lock_sha,
                            venv=str(dest), installed=[f"{names[k]}=={v}" for k, v in sorted(wanted.items())],
-                           skipped=skipped)
+                           skipped=skipped, compiled=True)
     tmp = dest / (REPORT + ".tmp")
     tmp.write_text(json.dumps(report.to_json(), indent=2))
     os.replace(tmp, stamp)

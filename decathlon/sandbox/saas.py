@@ -71,7 +71,7 @@ def env(record: dict | None, bundle: Path | None) -> dict[str, str]:
 
 def write_sign_in(public: Path) -> list[str]:
     """The front vendors' sign-in files, in `public`/sign-in (made before the front starts, by setup, which runs as
-    root): readable by every process of the episode, writable by none of them."""
+    root): every process of the episode reads them, and the agent's cannot change them."""
     folder = public / SIGN_IN
     folder.mkdir(mode=0o755)
     os.chmod(folder, 0o755)

@@ -26,9 +26,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from aiohttp import web
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
-
+from decathlon.emulators.fidelity import google_mcp
+from decathlon.emulators.fidelity.google_mcp import Session
 from decathlon.emulators.front import ca, routes
 from decathlon.emulators.front.proxy import Front
 from recorded_runs import TRAJECTORIES, require_runs
@@ -273,23 +272,11 @@ def workspace_python() -> Path:
                    "`python ci/install_servers.py google-workspace` builds the Google stand-ins' virtualenv")
 
 
-@dataclass
-class Session:
-    session: ClientSession
-    server_info: Any
-    tools: list[Any]
-
-
 @asynccontextmanager
 async def connect(module: str, env: dict[str, str], cwd: Path) -> AsyncIterator[Session]:
     """The stand-in started as an agent's MCP client starts a server: a bare environment plus what it is given."""
-    params = StdioServerParameters(command=str(workspace_python()), args=["-m", module], cwd=str(cwd),
-                                   env={**get_default_environment(), **env})
-    with open(cwd / "stderr.log", "w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
-            info = await asyncio.wait_for(session.initialize(), 60)
-            tools = await asyncio.wait_for(session.list_tools(), 30)
-            yield Session(session, info.server_info, tools.tools)
+    async with google_mcp.connect(workspace_python(), ["-m", module], env, cwd) as session:
+        yield session
 
 
 def run_session(module: str, env: dict[str, str], cwd: Path, steps: Callable[[Session], Awaitable[Any]]) -> Any:
@@ -303,7 +290,7 @@ def run_session(module: str, env: dict[str, str], cwd: Path, steps: Callable[[Se
 async def call(session: Session, name: str, arguments: dict[str, Any] | None) -> tuple[str, bool]:
     result = await asyncio.wait_for(session.session.call_tool(name, arguments), 60)
     assert len(result.content) == 1 and result.content[0].type == "text", result
-    return result.content[0].text, bool(result.is_error)
+    return google_mcp.shown(result.content), bool(result.is_error)
 
 
 @contextmanager

@@ -9,15 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from decathlon.emulators.fidelity import bigquery, canvas, gcplogging, known_gaps, report, snowflake, woocommerce
+from decathlon.emulators.fidelity import bigquery, canvas, gcplogging, known_gaps, report, snowflake, woocommerce, \
+    workspace
 
 REPLAYS: dict[str, Callable[..., list[Any]]] = {
     "bigquery": bigquery.replay, "canvas": canvas.replay, "gcplogging": gcplogging.replay,
-    "snowflake": snowflake.replay, "woocommerce": woocommerce.replay}
+    "snowflake": snowflake.replay, "woocommerce": woocommerce.replay, "workspace": workspace.replay}
 # What each emulator is known to answer otherwise than its vendor did, with why: not a failure of this command.
 GAPS: dict[str, dict[str, str]] = {
     "bigquery": known_gaps.BIGQUERY, "canvas": known_gaps.CANVAS, "gcplogging": known_gaps.GCPLOGGING,
-    "snowflake": known_gaps.SNOWFLAKE, "woocommerce": known_gaps.WOOCOMMERCE}
+    "snowflake": known_gaps.SNOWFLAKE, "woocommerce": known_gaps.WOOCOMMERCE, "workspace": known_gaps.WORKSPACE}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,10 +20,11 @@ def servers_dir() -> Path:
 
 
 class Emulator:
-    def __init__(self, name: str, root: Path, python: Path, *, seconds: float = 60) -> None:
+    def __init__(self, name: str, root: Path, python: Path, *, seconds: float = 60, args: list[str] | None = None) -> None:
         self.log = root / f"{name}.log"
         with self.log.open("w") as log:
-            self.proc = subprocess.Popen([str(python), "-m", f"decathlon.emulators.{name}", "--root", str(root)],
+            self.proc = subprocess.Popen([str(python), "-m", f"decathlon.emulators.{name}", "--root", str(root),
+                                          *(args or [])],
                                          stdout=subprocess.PIPE, stderr=log, text=True, cwd=str(root),
                                          env={**os.environ, "PYTHONPATH": str(REPO)})
         line = self._ready(seconds)

@@ -197,6 +197,10 @@ def test_sheets_values_and_formatting(port, tmp_path):
         bu = sheets.spreadsheets().values().batchUpdate(spreadsheetId=sid, body={"valueInputOption": "RAW", "data": [
             {"range": "2023Final!A1", "values": [[1]]}, {"range": "'2023Final'!B2:C2", "values": [[2, 3]]}]}).execute()
         out["batch"] = [r["updatedRange"] for r in bu["responses"]]
+        out["batch_totals"] = [bu[k] for k in ("totalUpdatedRows", "totalUpdatedColumns", "totalUpdatedCells")]
+        down = sheets.spreadsheets().values().batchUpdate(spreadsheetId=sid, body={"valueInputOption": "RAW", "data": [
+            {"range": f"2023Final!D{r}", "values": [[r]]} for r in range(2, 10)]}).execute()
+        out["down_totals"] = [down[k] for k in ("totalUpdatedRows", "totalUpdatedColumns", "totalUpdatedCells")]
         out["batchget"] = [v.get("values") for v in sheets.spreadsheets().values().batchGet(
             spreadsheetId=sid, ranges=["Data!A1:A2", "'2023Final'!A1:C2"]).execute()["valueRanges"]]
         sheets.spreadsheets().values().clear(spreadsheetId=sid, range="Data!A4:B4").execute()
@@ -228,6 +232,8 @@ def test_sheets_values_and_formatting(port, tmp_path):
     assert got["append"]["updates"]["updatedRange"] == "'工作表1'!A4:B4"
     assert got["raw_text"] == [["7"]]
     assert got["batch"] == ["'2023Final'!A1", "'2023Final'!B2:C2"]
+    # distinct rows and columns, as Google counts them (update-material-inventory: eight cells down C gave 8 and 1)
+    assert got["batch_totals"] == [2, 3, 3] and got["down_totals"] == [8, 1, 8]
     assert got["batchget"] == [[["name"], ["a"]], [["1"], ["", "2", "3"]]]
     assert got["cell"]["formattedValue"] == "27610090.52" and got["cell"]["effectiveFormat"]["horizontalAlignment"] == "RIGHT"
     assert got["titles"] == ["Data", "2023Final"]

@@ -49,8 +49,6 @@ WORKSPACE: dict[str, str] = {
     "investment-decision-analysis#34 google_sheet-get_sheet_data": _NEW_BOOK,
     "k8s-safety-audit#6 google_sheet-get_sheet_data": "not yet diagnosed: spreadsheetUrl placed before the sheets and "
     "rowMetadata/columnMetadata missing for a range read of a seeded sheet (the seed's key order may be the cause)",
-    "update-material-inventory#9 google_sheet-batch_update_cells": "totalUpdatedColumns: Google counts the distinct "
-    "columns written across the ranges (1), the emulator sums the ranges' widths (8)",
     "woocommerce-customer-survey#13 google_forms-get_form": "a form's revisionId and responderUri (Google draws the "
     "/d/e/ id and counts revisions otherwise) and its items' itemIds (drawn)",
 }

@@ -193,7 +193,9 @@ class SheetsRoutes:
             out.append(line)
         return out
 
-    def _write(self, book: Json, text: str, body: Json, user_entered: bool) -> Json:
+    def _write(self, book: Json, text: str, body: Json, user_entered: bool,
+               cells: set[tuple[str, str, int]] | None = None) -> Json:
+        """`cells`, where given, gains the rows and columns written, as ("row"|"column", sheet, index)."""
         rect = self.rect(book, text)
         matrix = self._matrix(body, user_entered)
         height, width = len(matrix), max((len(r) for r in matrix), default=0)
@@ -210,6 +212,9 @@ class SheetsRoutes:
             raise bad(str(exc)) from None
         out: Json = {"spreadsheetId": book["spreadsheetId"]}
         if height and width:
+            if cells is not None:
+                cells.update(("row", rect.title, r) for r in range(rect.row0, rect.row0 + height))
+                cells.update(("column", rect.title, c) for c in range(rect.col0, rect.col0 + width))
             out.update({"updatedRange": a1.write(rect.title, rect.row0, rect.row0 + height, rect.col0,
                                                  rect.col0 + width),
                         "updatedRows": height, "updatedColumns": width, "updatedCells": written})
@@ -233,17 +238,19 @@ class SheetsRoutes:
             raise bad("'valueInputOption' is required but not specified" if option is None else
                       f"Invalid value at 'value_input_option', \"{option}\"")
         responses, sheets = [], set()
+        # Google's totals count the distinct rows and columns written (eight cells down one column: 8 rows, 1 column)
+        written: set[tuple[str, str, int]] = set()
         for item in body.get("data") or []:
             if not isinstance(item, dict) or not isinstance(item.get("range"), str):
                 raise bad("Invalid data: each item needs a range")
-            out = self._write(book, item["range"], item, option == "USER_ENTERED")
+            out = self._write(book, item["range"], item, option == "USER_ENTERED", written)
             responses.append(out)
             if "updatedRange" in out:
                 sheets.add(out["updatedRange"].rsplit("!", 1)[0])
         self._touch(book["spreadsheetId"])
         total: Json = {"spreadsheetId": book["spreadsheetId"],
-                       "totalUpdatedRows": sum(r.get("updatedRows", 0) for r in responses),
-                       "totalUpdatedColumns": sum(r.get("updatedColumns", 0) for r in responses),
+                       "totalUpdatedRows": sum(1 for kind, _, _ in written if kind == "row"),
+                       "totalUpdatedColumns": sum(1 for kind, _, _ in written if kind == "column"),
                        "totalUpdatedCells": sum(r.get("updatedCells", 0) for r in responses),
                        "totalUpdatedSheets": len(sheets), "responses": responses}
         return answer(total, request)

@@ -19,7 +19,7 @@ from typing import Any
 
 from decathlon.emulators.fidelity.recorded import Exchange
 from decathlon.emulators.kit.state import MANIFEST, Manifest, write_json
-from decathlon.emulators.workspace import account
+from decathlon.emulators.workspace import account, links
 from decathlon.emulators.workspace.sheets import a1
 from decathlon.emulators.workspace.store import FOLDER, SPREADSHEET
 
@@ -142,7 +142,7 @@ def books(seen: Seen) -> dict[str, dict[str, Any]]:
     for book_id in dict.fromkeys(ids):
         book = json.loads(json.dumps(seen.books.get(book_id) or {
             "spreadsheetId": book_id, "properties": {"title": titles.get(book_id, "")}, "sheets": [],
-            "spreadsheetUrl": f"https://docs.google.com/spreadsheets/d/{book_id}/edit"}))
+            "spreadsheetUrl": links.spreadsheet_url(book_id)}))
         by_title = {s["properties"]["title"]: s for s in book["sheets"]}
         taken = {int(s["properties"].get("sheetId", 0)) for s in book["sheets"]}
         names = seen.sheet_titles.get(book_id) or list(by_title) or ["Sheet1"]

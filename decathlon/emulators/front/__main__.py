@@ -35,7 +35,8 @@ async def start(options: Options) -> Running:
     python = os.environ.get("DECATHLON_SAAS_PYTHON") or sys.executable
     certs = ca.make(routes.certificate_names())
     ca.write_bundle(certs, args.home / "saas")
-    backends = Backends(python, options.root, args.logs)
+    backends = Backends(python, options.root, args.logs, preload=args.eager)
+    backends.begin()
     front = Front(certs, backends)
     server = await asyncio.start_server(front.handle, options.host, options.port("http"), limit=64 * 1024)
     port = server.sockets[0].getsockname()[1]

@@ -1,4 +1,5 @@
-"""The emulators behind the front, each a process of its own, started on first use (or at once when asked).
+"""The emulators behind the front, each a process of its own, started on first use (or at once when asked), forked
+ready-imported by the front's forkserver (decathlon.emulators.kit.forkserver), so a first use waits milliseconds.
 
 An emulator that exits while the episode runs takes the front down with it (exit 3, naming it on stderr):
 the supervisor records the front as died and the episode's check names it (`service_died`), rather than
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from decathlon.emulators.kit import spawn
+from decathlon.emulators.kit.forked import Forked, ForkServer, ForkServerError
 
 START_TIMEOUT = spawn.START_TIMEOUT
 LOG_TAIL = 1500
@@ -25,7 +27,7 @@ class BackendError(RuntimeError):
 @dataclass
 class Backend:
     name: str
-    proc: asyncio.subprocess.Process | None = None
+    proc: Forked | None = None
     port: int = 0
     ready: asyncio.Future[int] | None = None
     watcher: asyncio.Task | None = field(default=None, repr=False)
@@ -36,13 +38,20 @@ def _tail(path: Path) -> str:
 
 
 class Backends:
-    def __init__(self, python: str, root: Path, logs: Path, control: Path | None = None) -> None:
+    def __init__(self, python: str, root: Path, logs: Path, control: Path | None = None,
+                 preload: list[str] | None = None) -> None:
         self.python, self.root, self.logs = python, root, logs
         # Each emulator's control socket (kit.control: the grader's reset, snapshot, restore and seed), beside the
         # local services' (the supervisor's --control): in the services' own folder, which the agent never reaches.
         self.control = control if control is not None else logs.parent / "control"
+        # Every emulator is forked by it, ready-imported (PRELOAD: the ones the episode is known to need).
+        self.forkserver = ForkServer(python, self.control / "forkserver.sock", logs / "forkserver.log", preload)
         self._backends: dict[str, Backend] = {}
         self.stopping = False
+
+    def begin(self) -> None:
+        """Starts the forkserver now, so that the first emulator asked for does not wait for its imports."""
+        self.forkserver.start()
 
     def started(self) -> dict[str, int]:
         return {n: b.port for n, b in sorted(self._backends.items()) if b.port}
@@ -62,11 +71,8 @@ class Backends:
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         self.control.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
-            with open(log, "ab") as err:
-                b.proc = await asyncio.create_subprocess_exec(
-                    *spawn.command(self.python, b.name, self.root, control=self.control),
-                    stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=err, env=env)
-            assert b.proc.stdout is not None
+            b.proc = await self.forkserver.fork(b.name, spawn.arguments(b.name, self.root, control=self.control),
+                                                log, env)
             line = await asyncio.wait_for(b.proc.stdout.readline(), START_TIMEOUT)
             text = line.decode("utf-8", "replace").strip()
             if not text:
@@ -75,7 +81,7 @@ class Backends:
             b.port = ports.get("http") or ports.get("grpc") or 0
             if not b.port:
                 raise BackendError(f"reported neither an http nor a grpc port: {text[:200]}")
-        except (OSError, ValueError, BackendError, asyncio.TimeoutError) as exc:
+        except (OSError, ValueError, BackendError, ForkServerError, asyncio.TimeoutError) as exc:
             reason = f"not ready within {START_TIMEOUT:.0f} s" if isinstance(exc, asyncio.TimeoutError) else str(exc)
             message = f"the {b.name} emulator did not start: {reason}; log tail: {_tail(log)}"
             print(f"front: {message}", file=sys.stderr, flush=True)
@@ -113,3 +119,4 @@ class Backends:
             except asyncio.TimeoutError:
                 p.kill()
                 await p.wait()
+        await self.forkserver.stop()

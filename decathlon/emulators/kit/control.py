@@ -26,9 +26,9 @@ from typing import Any, Awaitable, Callable, Iterable
 from aiohttp import web
 
 from decathlon.emulators.kit.state import FORMAT, State, StateError, within
+from decathlon.emulators.kit.unix_path import bindable
 
 MAX_BODY = 64 * 1024
-SUN_PATH = 107  # bytes a Unix socket's path may have (sun_path, less its NUL)
 STATE_KEY = web.AppKey("decathlon_state", object)
 
 
@@ -95,15 +95,6 @@ def control_app(state: State, root: Path, extra: Iterable[web.RouteDef] = ()) ->
                     web.post("/snapshot", with_folder(state.snapshot)), web.post("/restore", with_folder(state.restore)),
                     web.post("/load_seed", with_folder(state.load_seed)), *extra])
     return app
-
-
-def bindable(path: Path) -> tuple[str, int | None]:
-    """A name `path` can be bound or reached by: itself, or through its folder's descriptor when it is longer than
-    sun_path allows (an episode's folder can be deep). The descriptor (second) is the caller's to close."""
-    if len(os.fsencode(str(path))) <= SUN_PATH:
-        return str(path), None
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    return f"/proc/self/fd/{fd}/{path.name}", fd
 
 
 async def listen(app: web.Application, socket: Path) -> web.AppRunner:

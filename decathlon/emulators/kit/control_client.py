@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from decathlon.emulators.kit.unix_path import bindable
+
 CONTROL_DIR = "control"
 TIMEOUT = 60.0  # a snapshot of a large table takes its time; a hang does not outlive this
 
@@ -58,7 +60,7 @@ class _UnixConnection(http.client.HTTPConnection):
     def connect(self) -> None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(self.timeout)
-        name, fd = _reachable(self._path)
+        name, fd = bindable(self._path)
         try:
             sock.connect(name)
         except OSError:
@@ -68,14 +70,6 @@ class _UnixConnection(http.client.HTTPConnection):
             if fd is not None:
                 os.close(fd)
         self.sock = sock
-
-
-def _reachable(path: Path) -> tuple[str, int | None]:
-    # As the server binds it (decathlon.emulators.kit.control.bindable): through the folder's descriptor when long.
-    if len(os.fsencode(str(path))) <= 107:
-        return str(path), None
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    return f"/proc/self/fd/{fd}/{path.name}", fd
 
 
 def call(sock: Path, method: str, path: str, body: dict[str, Any] | None = None,

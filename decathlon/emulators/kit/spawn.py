@@ -20,7 +20,13 @@ def command(python: str, name: str, root: Path, *, host: str | None = None, cont
             extra: list[str] | None = None) -> list[str]:
     """`python -m decathlon.emulators.<name> --root ROOT [--host H] [--control CONTROL/<name>.sock] [extra]`: the
     control socket (the grader's reset, snapshot, restore and seed) in a folder the agent never reaches."""
-    args = [python, "-m", f"decathlon.emulators.{name}", "--root", str(root)]
+    return [python, "-m", f"decathlon.emulators.{name}", *arguments(name, root, host=host, control=control, extra=extra)]
+
+
+def arguments(name: str, root: Path, *, host: str | None = None, control: Path | None = None,
+              extra: list[str] | None = None) -> list[str]:
+    """The command line after `python -m decathlon.emulators.<name>` (what a forkserver's child is given)."""
+    args = ["--root", str(root)]
     if host is not None:
         args += ["--host", host]
     if control is not None:

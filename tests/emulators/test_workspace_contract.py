@@ -338,6 +338,48 @@ def test_forms_and_pages(port, tmp_path):
     assert got["uri"].startswith("https://docs.google.com/forms/d/e/")
 
 
+def test_a_new_books_defaults_grid_sizes_and_googles_field_order(port, tmp_path):
+    """As the recorded runs show Google answering: an API-made book's Sheets defaults (not the account's), a grid read's
+    row and column sizes, no empty cells left at a row's end, the URL after the sheets."""
+    got = run(port, '''
+        book = sheets.spreadsheets().create(body={"properties": {"title": "Sizes"}}).execute()
+        sid = book["spreadsheetId"]
+        out["props"] = book["properties"]
+        sheets.spreadsheets().values().update(spreadsheetId=sid, range="B2:D3", valueInputOption="USER_ENTERED",
+                                              body={"values": [["a", "b", "c"], ["d", "e", "f"]]}).execute()
+        sheets.spreadsheets().values().clear(spreadsheetId=sid, range="D2:D3").execute()
+        out["ranged"] = sheets.spreadsheets().get(spreadsheetId=sid, ranges=["B2:E4"], includeGridData=True).execute()
+        whole = sheets.spreadsheets().get(spreadsheetId=sid, includeGridData=True).execute()
+        out["whole_sizes"] = [len(whole["sheets"][0]["data"][0]["rowMetadata"]),
+                              len(whole["sheets"][0]["data"][0]["columnMetadata"])]
+    ''', tmp_path)
+    props = got["props"]
+    assert props["timeZone"] == "Etc/GMT"
+    assert props["defaultFormat"]["textFormat"]["fontFamily"] == "arial,sans,sans-serif"
+    assert props["spreadsheetTheme"]["primaryFontFamily"] == "Arial"
+    assert [c["colorType"] for c in props["spreadsheetTheme"]["themeColors"]] == [
+        "TEXT", "BACKGROUND", "ACCENT1", "ACCENT2", "ACCENT3", "ACCENT4", "ACCENT5", "ACCENT6", "LINK"]
+    assert list(got["ranged"]) == ["spreadsheetId", "properties", "sheets", "spreadsheetUrl"]
+    data = got["ranged"]["sheets"][0]["data"][0]
+    assert list(data) == ["startRow", "startColumn", "rowData", "rowMetadata", "columnMetadata"]
+    assert [[c["formattedValue"] for c in r["values"]] for r in data["rowData"]] == [["a", "b"], ["d", "e"]]
+    assert data["rowMetadata"] == [{"pixelSize": 21}] * 3 and data["columnMetadata"] == [{"pixelSize": 100}] * 4
+    assert got["whole_sizes"] == [1000, 26]
+
+
+def test_a_forms_items_as_google_writes_them(port, tmp_path):
+    got = run(port, '''
+        fid = forms.forms().create(body={"info": {"title": "Order"}}).execute()["formId"]
+        forms.forms().batchUpdate(formId=fid, body={"requests": [
+            {"createItem": {"item": {"title": "Optional", "questionItem": {"question": {"required": False,
+                "textQuestion": {}}}}, "location": {"index": 0}}}]}).execute()
+        out["item"] = forms.forms().get(formId=fid).execute()["items"][0]
+    ''', tmp_path)
+    item = got["item"]
+    assert list(item) == ["itemId", "title", "questionItem"]
+    assert list(item["questionItem"]["question"]) == ["questionId", "textQuestion"]  # no "required": false
+
+
 def _same_tree(a: Path, b: Path) -> None:
     files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())

@@ -37,18 +37,8 @@ GCPLOGGING: dict[str, str] = {
     "(ingestion delay); the emulator shows all 4 at once",
 }
 
-# A spreadsheet made through the Sheets API (spreadsheets.create with a title only) got Google's API defaults: time zone
-# Etc/GMT, font "arial,sans,sans-serif" and a spreadsheetTheme; the emulator gives it the account's (Asia/Shanghai,
-# Arial) and no theme.
-_NEW_BOOK = "a new spreadsheet's properties: Google's API defaults (Etc/GMT, arial,sans,sans-serif, a theme) vs the " \
-    "account's in the emulator"
 WORKSPACE: dict[str, str] = {
-    "gdp-cr5-analysis#17 google_sheet-get_sheet_data": _NEW_BOOK,
-    "investment-decision-analysis#32 google_sheet-get_sheet_data": _NEW_BOOK,
-    "investment-decision-analysis#33 google_sheet-get_sheet_data": _NEW_BOOK,
-    "investment-decision-analysis#34 google_sheet-get_sheet_data": _NEW_BOOK,
-    "k8s-safety-audit#6 google_sheet-get_sheet_data": "not yet diagnosed: spreadsheetUrl placed before the sheets and "
-    "rowMetadata/columnMetadata missing for a range read of a seeded sheet (the seed's key order may be the cause)",
-    "woocommerce-customer-survey#13 google_forms-get_form": "a form's revisionId and responderUri (Google draws the "
-    "/d/e/ id and counts revisions otherwise) and its items' itemIds (drawn)",
+    "woocommerce-customer-survey#13 google_forms-get_form": "what Google draws or orders by arrival: the form's "
+    "responderUri (/d/e/ id), its items' itemIds and questionIds, and the items' order and revisionId (the run added "
+    "its six questions in parallel calls, so their order and the revisions counted are those of the race)",
 }

@@ -10,6 +10,8 @@ PERMISSION_ID = "07364178539275810251"
 # locale's name (sheets/grid.py).
 LOCALE = "zh_CN"
 TIME_ZONE = "Asia/Shanghai"
+# ... but a spreadsheet made through the API got Etc/GMT (the recorded runs' spreadsheets.get of the agent's new books).
+SHEETS_TIME_ZONE = "Etc/GMT"
 
 
 def user() -> dict[str, object]:

@@ -82,7 +82,9 @@ class FormsRoutes:
             question = (item.get("questionItem") or {}).get("question")
             if isinstance(question, dict):
                 question.setdefault("questionId", self.ws.ids.hex(8))
+            item = _as_google_writes(item)
             items.insert(where, item)
+            question = (item.get("questionItem") or {}).get("question")
             reply: Json = {"createItem": {"itemId": item["itemId"]}}
             if isinstance(question, dict):
                 reply["createItem"]["questionId"] = [question["questionId"]]
@@ -98,6 +100,7 @@ class FormsRoutes:
                 items.insert(int(target), items.pop(where))
             else:
                 _masked(items[where], body.get("item") or {}, body.get("updateMask"), i, kind)
+                items[where] = _as_google_writes(items[where])
             return {}
         if kind == "updateFormInfo":
             _masked(form.setdefault("info", {}), body.get("info") or {}, body.get("updateMask"), i, kind)
@@ -169,6 +172,21 @@ class FormsRoutes:
                 web.get("/spreadsheets/d/{spreadsheetId}", self.spreadsheet_page),
                 web.get("/spreadsheets/d/{spreadsheetId}/{rest:.*}", self.spreadsheet_page),
                 web.get("/{code}", self.short_link)]
+
+
+def _as_google_writes(item: Json) -> Json:
+    """An item as Forms gives it back: its id first (and its question's), a default left out (proto3's JSON writes no
+    `"required": false`), as the recorded runs' forms.get shows."""
+    out = {k: item[k] for k in ("itemId",) if k in item}
+    out.update((k, v) for k, v in item.items() if k != "itemId")
+    question = (out.get("questionItem") or {}).get("question")
+    if isinstance(question, dict):
+        if question.get("required") is False:
+            del question["required"]
+        ordered = {k: question[k] for k in ("questionId", "required") if k in question}
+        ordered.update((k, v) for k, v in question.items() if k not in ordered)
+        out["questionItem"]["question"] = ordered
+    return out
 
 
 def _masked(target: Json, source: Json, mask: object, i: int, kind: str) -> None:

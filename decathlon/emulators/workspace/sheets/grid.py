@@ -34,13 +34,70 @@ def new_sheet(sheet_id: int, title: str, index: int, rows: int = ROWS, columns: 
 
 
 def new_spreadsheet(spreadsheet_id: str, title: str, locale: str = account.LOCALE,
-                    time_zone: str = account.TIME_ZONE) -> Json:
+                    time_zone: str = account.SHEETS_TIME_ZONE) -> Json:
+    default_format = copy.deepcopy({k: v for k, v in cells.default_format().items() if k != "hyperlinkDisplayType"})
+    # A new spreadsheet's default text format names the font as its theme does (cells' own effectiveFormat says Arial).
+    default_format["textFormat"]["fontFamily"] = "arial,sans,sans-serif"
     return {"spreadsheetId": spreadsheet_id,
             "properties": {"title": title, "locale": locale, "autoRecalc": "ON_CHANGE", "timeZone": time_zone,
-                           "defaultFormat": {k: v for k, v in cells.default_format().items()
-                                             if k != "hyperlinkDisplayType"}},
+                           "defaultFormat": default_format, "spreadsheetTheme": default_theme()},
             "sheets": [new_sheet(0, first_sheet_title(locale), 0)],
             "spreadsheetUrl": spreadsheet_url(spreadsheet_id)}
+
+
+# Sheets' default theme, as its API gives a new spreadsheet (the recorded runs' spreadsheets.get of books the agent made).
+_THEME_COLORS: tuple[tuple[str, dict[str, float]], ...] = (("TEXT", {}), ("BACKGROUND", {"red": 1, "green": 1, "blue": 1}),
+                 ("ACCENT1", {"red": 0.25882354, "green": 0.52156866, "blue": 0.95686275}),
+                 ("ACCENT2", {"red": 0.91764706, "green": 0.2627451, "blue": 0.20784314}),
+                 ("ACCENT3", {"red": 0.9843137, "green": 0.7372549, "blue": 0.015686275}),
+                 ("ACCENT4", {"red": 0.20392157, "green": 0.65882355, "blue": 0.3254902}),
+                 ("ACCENT5", {"red": 1, "green": 0.42745098, "blue": 0.003921569}),
+                 ("ACCENT6", {"red": 0.27450982, "green": 0.7411765, "blue": 0.7764706}),
+                 ("LINK", {"red": 0.06666667, "green": 0.33333334, "blue": 0.8}))
+
+
+def default_theme() -> Json:
+    return {"primaryFontFamily": "Arial",
+            "themeColors": [{"colorType": kind, "color": {"rgbColor": dict(rgb)}} for kind, rgb in _THEME_COLORS]}
+
+
+ROW_PIXELS, COLUMN_PIXELS = 21, 100  # Sheets' default row height and column width
+
+
+def dimensions(sheet: Json, row0: int, row1: int, col0: int, col1: int) -> Json:
+    """A read's rowMetadata and columnMetadata (a GridData's, for its rows and columns within the grid): the sizes
+    the sheet was given (a seed, a snapshot), else Sheets' defaults."""
+    stored = (sheet.get("data") or [{}])[0]
+    rows, columns = size(sheet)
+
+    def meta(kept: Any, start: int, end: int, default: int) -> list[Json]:
+        kept = kept if isinstance(kept, list) else []
+        return [copy.deepcopy(kept[i]) if i < len(kept) and isinstance(kept[i], dict) and kept[i]
+                else {"pixelSize": default} for i in range(start, end)]
+
+    return {"rowMetadata": meta(stored.get("rowMetadata"), row0, min(row1, rows), ROW_PIXELS),
+            "columnMetadata": meta(stored.get("columnMetadata"), col0, min(col1, columns), COLUMN_PIXELS)}
+
+
+def with_dimensions(book: Json) -> Json:
+    """The whole book with its grid data, as spreadsheets.get?includeGridData=true answers: each sheet's data with the
+    sizes of all its rows and columns (the stored book is left as it is)."""
+    out = dict(book)
+    out["sheets"] = []
+    for sheet in book.get("sheets", []):
+        rows, columns = size(sheet)
+        data = {k: v for k, v in (sheet.get("data") or [{}])[0].items() if k not in ("rowMetadata", "columnMetadata")}
+        out["sheets"].append({**sheet, "data": [{**data, **dimensions(sheet, 0, rows, 0, columns)}]})
+    return out
+
+
+# A Spreadsheet's fields in the order Google writes them (a seed or a snapshot may hold them in another).
+_ORDER = ("spreadsheetId", "properties", "sheets", "namedRanges", "spreadsheetUrl", "developerMetadata", "dataSources",
+          "dataSourceSchedules")
+
+
+def in_google_order(book: Json) -> Json:
+    return {**{k: book[k] for k in _ORDER if k in book}, **{k: v for k, v in book.items() if k not in _ORDER}}
 
 
 def check_growth(book: Json, more: int) -> None:
@@ -173,6 +230,8 @@ def write(book: Json, sheet: Json, row0: int, col0: int, matrix: list[list[Json 
             new = {**({"userEnteredValue": cell["userEnteredValue"]} if "userEnteredValue" in cell else {}), **kept}
             values[c] = cells.settle(new) if "userEnteredValue" in new else new
             written += 1
+        _trim(values)
+    _trim(data, "values")
     if _formulas(book):
         recalc(book)
     return height, width, written
@@ -225,6 +284,14 @@ def clear(rect: Rect) -> None:
         for c in range(rect.col0, min(rect.col1, len(values))):
             kept = {k: v for k, v in values[c].items() if k == "userEnteredFormat"}
             values[c] = kept
+        _trim(values)
+    _trim(data, "values")
+
+
+def _trim(line: list[Json], key: str | None = None) -> None:
+    """Empty cells (or rows) at the end are no part of the grid's data: Sheets gives none back."""
+    while line and not (line[-1].get(key) if key else line[-1]):
+        line.pop()
 
 
 def copy_book(book: Json, new_id: str, title: str) -> Json:

@@ -91,14 +91,14 @@ class SheetsRoutes:
         if ranges:
             out = self._ranged(book, ranges, grid_data)
         elif grid_data or _asks_for_data(tree):
-            out = book
+            out = grid.with_dimensions(book)
         else:
             out = _without_grid(book)
-        return answer(fields.select(out, tree))
+        return answer(fields.select(grid.in_google_order(out), tree))
 
     def _ranged(self, book: Json, ranges: list[str], grid_data: bool) -> Json:
-        out = {k: v for k, v in book.items() if k != "sheets"}
         sheets: list[Json] = []
+        out = {k: sheets if k == "sheets" else v for k, v in book.items()}  # in Google's order: the URL last
         for text in ranges:
             rect = self.rect(book, text)
             sheet = next((s for s in sheets if s["properties"] is rect.sheet["properties"]), None)
@@ -108,17 +108,18 @@ class SheetsRoutes:
                 sheets.append(sheet)
             if grid_data:
                 rows = grid.row_data(rect.sheet)[rect.row0:rect.row1]
-                data: Json = {"rowData": [{"values": (r.get("values") or [])[rect.col0:rect.col1]}
-                                          if r.get("values") else {} for r in rows]}
+                data: Json = {}
                 if rect.row0:
                     data["startRow"] = rect.row0
                 if rect.col0:
                     data["startColumn"] = rect.col0
+                data["rowData"] = [{"values": (r.get("values") or [])[rect.col0:rect.col1]} if r.get("values") else {}
+                                   for r in rows]
+                data.update(grid.dimensions(rect.sheet, rect.row0, rect.row1, rect.col0, rect.col1))
                 sheet["data"].append(data)
         for s in sheets:
             if not s["data"]:
                 del s["data"]
-        out["sheets"] = sheets
         return out
 
     async def batch_update(self, request: web.Request) -> web.Response:

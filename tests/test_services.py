@@ -132,6 +132,32 @@ def test_supervisor_refuses_an_unknown_service(tmp_path):
     assert proc.returncode == 2 and "unknown service(s) ftp" in proc.stderr, proc.stderr
 
 
+def test_a_supervisor_killed_outright_leaves_no_service_behind(tmp_path):
+    """Its services are forked by its forkserver, which ends with it and takes them along (a teardown that never
+    came, a SIGKILL from outside: nothing listens on afterwards)."""
+    from decathlon.sandbox import netns
+    # In a network namespace of its own, as an episode's: the services' fixed ports never meet the host's.
+    proc = subprocess.Popen([sys.executable, "-m", "decathlon.emulators", "--root", str(PACK), "--logs",
+                             str(tmp_path / "logs"), "--services", "canvas,mail"], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=netns.unshare)
+    try:
+        line = proc.stdout.readline()  # bounded: the supervisor says ready or failed within its start timeout
+        assert line.startswith("ready "), line
+        services = json.loads(line[6:])["services"]
+        pids = [s["pid"] for s in services.values()]
+        assert all(alive(p) for p in pids)
+        parents = {int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1]) for p in pids}
+        assert len(parents) == 1 and proc.pid not in parents  # one forkserver's children, not the supervisor's
+        assert (tmp_path / "control").stat().st_mode & 0o777 == 0o700
+    finally:
+        proc.kill()
+        proc.wait(10)
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)
+
+
 # ------------------------------------------------------------- the real checkout (TOOLATHLON_ROOT; never in CI)
 
 @pytest.mark.checkout

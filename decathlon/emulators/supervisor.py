@@ -1,6 +1,7 @@
 """One episode's services: each in its own process, started together, watched until the episode ends.
 
-`python -m decathlon.emulators --root ROOT --logs DIR --services mail,canvas [--home HOME]` starts
+`python -m decathlon.emulators --root ROOT --logs DIR --services mail,canvas [--home HOME]` forks, through its
+forkserver (decathlon.emulators.kit.forkserver, the services' modules imported once),
 `python -m decathlon.emulators.<name> --root ROOT --control CONTROL/<name>.sock` for each (the grader's reset,
 snapshot, restore and seed: decathlon.emulators.kit.control; CONTROL defaults to `control/` beside DIR, in the
 services' own folder), waits for every `ready <name> <ports>` line,
@@ -16,89 +17,57 @@ the services' own (decathlon.sandbox.confine) a deleted folder's path may still 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
-import select
 import signal
-import subprocess
 import sys
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from decathlon.emulators import registry
-from decathlon.emulators.kit import spawn
+from decathlon.emulators.kit import forked, spawn
+from decathlon.emulators.kit.forked import Forked, ForkServer, ForkServerError
 from decathlon.tape.store import write_atomic
 
 KNOWN = (*(v.name for v in registry.service_vendors()), "front")
 START_TIMEOUT = spawn.START_TIMEOUT
+WATCH_POLL = 0.1
 
 
-@dataclass
-class Child:
-    name: str
-    proc: subprocess.Popen
-    log: Path
-    ports: dict[str, int] = field(default_factory=dict)
-    ready: bool = False
-    buffer: bytes = b""
-
-
-def _spawn(name: str, root: Path, logs: Path, host: str, home: Path | None, control: Path | None = None) -> Child:
-    log = logs / f"{name}.log"
+def _arguments(name: str, root: Path, logs: Path, host: str, home: Path | None, control: Path) -> list[str]:
     # The SaaS front also writes the episode's CA bundle (HOME/saas) and starts its emulators, logging beside it
     # (their control sockets beside the others': decathlon.emulators.front.backends); it has no state of its own.
     extra = ["--home", str(home), "--logs", str(logs)] if name == "front" and home is not None else []
-    with open(log, "ab") as err:
-        proc = subprocess.Popen(spawn.command(sys.executable, name, root, host=host,
-                                                 control=None if name == "front" else control, extra=extra),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
-    return Child(name, proc, log)
+    return spawn.arguments(name, root, host=host, control=None if name == "front" else control, extra=extra)
 
 
-def _stop(children: list[Child], grace: float = 2.0) -> None:
-    for c in children:
-        if c.proc.poll() is None:
-            c.proc.terminate()
-    deadline = time.monotonic() + grace
-    for c in children:
+async def _start(server: ForkServer, names: list[str], root: Path, logs: Path, host: str, home: Path | None,
+                 control: Path, children: dict[str, Forked]) -> dict[str, dict[str, int]]:
+    """Each service forked and its ready line read, all at once; ServiceFailed naming the first that failed."""
+    for name in names:
         try:
-            c.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            c.proc.kill()
-            c.proc.wait()
+            children[name] = await server.fork(name, _arguments(name, root, logs, host, home, control),
+                                               logs / f"{name}.log")
+        except (ForkServerError, OSError) as exc:
+            raise ServiceFailed({"service": name, "reason": str(exc)}) from None
+    results = await asyncio.gather(*(forked.read_ready(children[n], n, START_TIMEOUT) for n in names),
+                                   return_exceptions=True)
+    late = [n for n, r in zip(names, results) if isinstance(r, spawn.NotReady) and str(r).startswith("not ready")]
+    for name, result in zip(names, results):
+        if isinstance(result, BaseException):
+            if name in late:
+                raise ServiceFailed({"service": ", ".join(late), "reason": str(result)})
+            failure = {"service": name, "reason": str(result)}
+            if children[name].returncode is not None:
+                failure["log_tail"] = spawn.log_tail(logs / f"{name}.log")
+            raise ServiceFailed(failure)
+    return {n: r for n, r in zip(names, results) if isinstance(r, dict)}
 
 
-def _await_ready(children: list[Child]) -> str | None:
-    """None when every child said ready; else why not, naming the service."""
-    deadline = time.monotonic() + START_TIMEOUT
-    pending: dict[int, Child] = {}
-    for c in children:
-        assert c.proc.stdout is not None  # _spawn pipes it
-        pending[c.proc.stdout.fileno()] = c
-    while pending:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            names = ", ".join(sorted(c.name for c in pending.values()))
-            return json.dumps({"service": names, "reason": f"not ready within {START_TIMEOUT:.0f} s"})
-        readable, _, _ = select.select(list(pending), [], [], min(left, 0.5))
-        for fd in readable:
-            c = pending[fd]
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                c.proc.wait()
-                return json.dumps({"service": c.name, "reason": f"{spawn.how(c.proc.returncode)} before it was ready",
-                                   "log_tail": spawn.log_tail(c.log)})
-            c.buffer += chunk
-            if b"\n" in c.buffer:
-                line = c.buffer.split(b"\n", 1)[0].decode("utf-8", "replace")
-                try:
-                    c.ports = spawn.parse_ready(line, c.name)
-                except spawn.NotReady as exc:
-                    return json.dumps({"service": c.name, "reason": str(exc)})
-                c.ready = True
-                del pending[fd]
-    return None
+class ServiceFailed(Exception):
+    def __init__(self, failure: dict[str, str]) -> None:
+        super().__init__(failure["reason"])
+        self.failure = failure
 
 
 def _watch(folder: Path | None) -> int | None:
@@ -114,41 +83,61 @@ def _deleted(fd: int | None) -> bool:
     return fd is not None and os.fstat(fd).st_nlink == 0
 
 
-def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host: str,
-              watch: Path | None = None, control: Path | None = None) -> int:
+async def supervise(names: list[str], root: Path, logs: Path, home: Path | None, host: str,
+                    watch: Path | None = None, control: Path | None = None) -> int:
     logs.mkdir(parents=True, exist_ok=True)
-    if control is not None:
-        control.mkdir(mode=0o700, parents=True, exist_ok=True)
+    control = control if control is not None else logs.parent / "control"
+    control.mkdir(mode=0o700, parents=True, exist_ok=True)
     watched = _watch(watch or home)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    # Every service is forked, ready-imported, by one forkserver of the supervisor's (the front's emulators by the
+    # front's own, on the SaaS interpreter): what it imports once, each service no longer imports at its start.
+    server = ForkServer(sys.executable, control / "forkserver-services.sock", logs / "forkserver-services.log", names)
+    children: dict[str, Forked] = {}
     stopping = False
+    try:
+        starting = loop.create_task(_start(server, names, root, logs, host, home, control, children))
+        stopped = loop.create_task(stop.wait())
+        await asyncio.wait([starting, stopped], return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if not starting.done():
+            starting.cancel()
+            failure: dict[str, str] = {"service": ",".join(names), "reason": "stopped while starting"}
+        elif isinstance(starting.exception(), ServiceFailed):
+            failure = starting.exception().failure  # type: ignore[union-attr]
+        elif starting.exception() is not None:
+            raise starting.exception()  # type: ignore[misc]
+        else:
+            ports = starting.result()
+            print("ready " + json.dumps({"services": {n: {"pid": children[n].pid, "ports": ports[n]} for n in names}},
+                                        sort_keys=True), flush=True)
+            died: dict[str, dict[str, str]] = {}
 
-    def on_signal(signum, frame):
-        nonlocal stopping
-        stopping = True
+            async def on_exit(name: str, proc: Forked) -> None:
+                code = await proc.wait()
+                if not stopping:
+                    died[name] = {"how": spawn.how(code), "log_tail": spawn.log_tail(logs / f"{name}.log")}
+                    write_atomic(logs / "died.json", json.dumps(died, sort_keys=True))
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    children = [_spawn(n, root, logs, host, home, control) for n in names]
-    failure = _await_ready(children)
-    if failure is not None or stopping:
-        _stop(children)
-        print("failed " + (failure or json.dumps({"service": ",".join(names), "reason": "stopped while starting"})),
-              flush=True)
+            watchers = [loop.create_task(on_exit(n, p)) for n, p in sorted(children.items())]
+            while not stop.is_set() and not _deleted(watched):
+                try:
+                    await asyncio.wait_for(stop.wait(), WATCH_POLL)
+                except asyncio.TimeoutError:
+                    pass
+            stopping = True
+            for w in watchers:
+                w.cancel()
+            return 0
+        print("failed " + json.dumps(failure), flush=True)
         return 1
-    print("ready " + json.dumps({"services": {c.name: {"pid": c.proc.pid, "ports": c.ports} for c in children}},
-                                sort_keys=True), flush=True)
-    died: dict[str, dict] = {}
-    while not stopping:
-        time.sleep(0.05)
-        for c in children:
-            code = c.proc.poll()
-            if code is not None and c.name not in died:
-                died[c.name] = {"how": spawn.how(code), "log_tail": spawn.log_tail(c.log)}
-                write_atomic(logs / "died.json", json.dumps(died, sort_keys=True))
-        if _deleted(watched):
-            break
-    _stop(children)
-    return 0
+    finally:
+        stopping = True
+        await forked.stop_all(list(children.values()))
+        await server.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,4 +156,4 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not names:
         ap.error(f"unknown service(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(KNOWN)}")
     control = args.control or args.logs.parent / "control"
-    return supervise(names, args.root, args.logs, args.home, args.host, args.watch, control)
+    return asyncio.run(supervise(names, args.root, args.logs, args.home, args.host, args.watch, control))

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from decathlon.emulators.kit import spawn
+from decathlon.emulators.kit import forked, spawn
 from decathlon.emulators.kit.forked import Forked, ForkServer, ForkServerError
 
 START_TIMEOUT = spawn.START_TIMEOUT
@@ -45,7 +44,8 @@ class Backends:
         # local services' (the supervisor's --control): in the services' own folder, which the agent never reaches.
         self.control = control if control is not None else logs.parent / "control"
         # Every emulator is forked by it, ready-imported (PRELOAD: the ones the episode is known to need).
-        self.forkserver = ForkServer(python, self.control / "forkserver.sock", logs / "forkserver.log", preload)
+        self.forkserver = ForkServer(python, self.control / "forkserver-front.sock", logs / "forkserver-front.log",
+                                     preload)
         self._backends: dict[str, Backend] = {}
         self.stopping = False
 
@@ -73,17 +73,12 @@ class Backends:
         try:
             b.proc = await self.forkserver.fork(b.name, spawn.arguments(b.name, self.root, control=self.control),
                                                 log, env)
-            line = await asyncio.wait_for(b.proc.stdout.readline(), START_TIMEOUT)
-            text = line.decode("utf-8", "replace").strip()
-            if not text:
-                raise BackendError(f"{spawn.how(await b.proc.wait())} before it was ready")
-            ports = spawn.parse_ready(text, b.name)
+            ports = await forked.read_ready(b.proc, b.name)
             b.port = ports.get("http") or ports.get("grpc") or 0
             if not b.port:
-                raise BackendError(f"reported neither an http nor a grpc port: {text[:200]}")
-        except (OSError, ValueError, BackendError, ForkServerError, asyncio.TimeoutError) as exc:
-            reason = f"not ready within {START_TIMEOUT:.0f} s" if isinstance(exc, asyncio.TimeoutError) else str(exc)
-            message = f"the {b.name} emulator did not start: {reason}; log tail: {_tail(log)}"
+                raise BackendError(f"reported neither an http nor a grpc port: {ports}")
+        except (OSError, ValueError, BackendError, ForkServerError) as exc:
+            message = f"the {b.name} emulator did not start: {exc}; log tail: {_tail(log)}"
             print(f"front: {message}", file=sys.stderr, flush=True)
             if b.proc is not None and b.proc.returncode is None:
                 b.proc.kill()
@@ -110,13 +105,5 @@ class Backends:
 
     async def stop(self, grace: float = 2.0) -> None:
         self.stopping = True
-        procs = [b.proc for b in self._backends.values() if b.proc is not None and b.proc.returncode is None]
-        for p in procs:
-            p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                await asyncio.wait_for(p.wait(), grace)
-            except asyncio.TimeoutError:
-                p.kill()
-                await p.wait()
+        await forked.stop_all([b.proc for b in self._backends.values() if b.proc is not None], grace)
         await self.forkserver.stop()

@@ -1,5 +1,7 @@
-"""The starter's side of decathlon.emulators.kit.forkserver: start it, and fork emulators through it as processes that
-look like asyncio's (pid, stdout, `wait`, `send_signal`, `kill`, `returncode`)."""
+"""The starter's side of decathlon.emulators.kit.forkserver: start it, fork emulators through it as processes that look
+like asyncio's (pid, stdout, `wait`, `send_signal`, `kill`, `returncode`), read their ready lines and stop them. Both of
+an episode's supervisors (the services', decathlon.emulators.supervisor, and the front's,
+decathlon.emulators.front.backends) start, watch and stop their emulators with these alone."""
 from __future__ import annotations
 
 import asyncio
@@ -148,3 +150,31 @@ class ForkServer:
             await proc.wait()
         if proc.returncode:
             print(f"the forkserver {spawn.how(proc.returncode)} when stopped", file=sys.stderr, flush=True)
+
+
+async def read_ready(proc: Forked, name: str, timeout: float = spawn.START_TIMEOUT) -> dict[str, int]:
+    """The ports its ready line gives; spawn.NotReady saying why not (silent too long, ended, said something else)."""
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), timeout)
+    except asyncio.TimeoutError:
+        raise spawn.NotReady(f"not ready within {timeout:.0f} s") from None
+    text = line.decode("utf-8", "replace").strip()
+    if not text:
+        raise spawn.NotReady(f"{spawn.how(await proc.wait())} before it was ready")
+    return spawn.parse_ready(text, name)
+
+
+async def stop_all(procs: list[Forked], grace: float = 2.0) -> None:
+    """SIGTERM to each, SIGKILL to any still running after `grace` seconds."""
+    live = [p for p in procs if p.returncode is None]
+    for p in live:
+        p.terminate()
+    for p in live:
+        try:
+            await asyncio.wait_for(p.wait(), grace)
+        except asyncio.TimeoutError:
+            p.kill()
+            try:
+                await asyncio.wait_for(p.wait(), grace)
+            except asyncio.TimeoutError:  # the forkserver is wedged: stopping it kills its children
+                pass

@@ -191,3 +191,41 @@ def test_a_socket_deeper_than_sun_path_allows_still_serves(tmp_path):
         finally:
             await server.stop()
     _run(go())
+
+
+def test_an_emulator_holds_nothing_of_the_forkserver_so_another_ones_end_is_seen(server, tmp_path):
+    """Emulator B is forked while A's connection is open: B must not keep a copy of it, or A's requester would never
+    see that connection close after A's exit."""
+    sock_path = tmp_path / "control" / "forkserver.sock"
+
+    async def go():
+        server.start()
+        await server._ready
+        err = os.open(tmp_path / "ws.log", os.O_WRONLY | os.O_CREAT)
+        pipes = [os.pipe(), os.pipe()]
+        socks = []
+        try:
+            for r, w in pipes:
+                request = json.dumps({"name": "workspace", "argv": ["--root", str(tmp_path / "root")],
+                                      "env": dict(os.environ)}).encode() + b"\n"
+                s = await asyncio.to_thread(_raw_request, sock_path, request, [w, err])
+                socks.append(s)
+                assert "pid" in json.loads(s.makefile("rb").readline())
+                assert os.read(r, 200).startswith(b"ready workspace ")
+            a = socks[0]
+            a.sendall(b'{"signal": 15}\n')
+            a.settimeout(10)
+            rest = b""
+            while True:
+                chunk = await asyncio.to_thread(a.recv, 4096)
+                if not chunk:
+                    break
+                rest += chunk
+            assert json.loads(rest) == {"exit": 0}
+        finally:
+            for s in socks:
+                s.close()
+            for fd in (err, *(fd for p in pipes for fd in p)):
+                os.close(fd)
+            await server.stop()
+    _run(go())

@@ -86,6 +86,8 @@ class ForkServer:
             raise ForkServerError(f"the forkserver was not ready within {spawn.START_TIMEOUT:.0f} s; "
                                   f"log tail: {spawn.log_tail(self.log)}") from None
         if line.strip() != b"ready forkserver":
+            if line and self.proc.returncode is None:
+                self.proc.kill()
             code = await self.proc.wait() if not line else None
             said = f"{spawn.how(code)} before it was ready" if code is not None else f"said {line[:200]!r}"
             raise ForkServerError(f"the forkserver {said}; log tail: {spawn.log_tail(self.log)}")
@@ -97,8 +99,12 @@ class ForkServer:
         assert self._ready is not None
         await asyncio.shield(self._ready)
         loop = asyncio.get_running_loop()
-        out_r, out_w = os.pipe()
         err = os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        try:
+            out_r, out_w = os.pipe()
+        except OSError:
+            os.close(err)
+            raise
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.setblocking(False)

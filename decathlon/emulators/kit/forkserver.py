@@ -135,9 +135,10 @@ class Server:
         self.path, self.parent = path, parent
         self.children: dict[int, socket.socket] = {}  # pid -> its requester's connection
         self.buffers: dict[int, bytes] = {}
+        self.wake: tuple[int, int] = (-1, -1)
 
     def serve(self) -> None:
-        wake_r, wake_w = os.pipe()
+        self.wake = wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         os.set_blocking(wake_r, False)
         signal.set_wakeup_fd(wake_w)
@@ -189,8 +190,13 @@ class Server:
                 emulator = load(request["name"])
                 pid = os.fork()
                 if pid == 0:
-                    conn.close()
-                    srv.close()
+                    # Nothing of the forkserver's stays open in an emulator: not the other emulators' connections
+                    # (their requesters would never see them close), not its socket, not its wakeup pipe.
+                    signal.set_wakeup_fd(-1)
+                    for other in (conn, srv, *self.children.values()):
+                        other.close()
+                    for fd in self.wake:
+                        os.close(fd)
                     _child(emulator, list(request["argv"]), dict(request["env"]), out, err)
             finally:
                 os.close(out)

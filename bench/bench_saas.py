@@ -375,7 +375,11 @@ def process_name(pid: int) -> str:
         return "?"
     for i, arg in enumerate(argv):
         if arg == b"-m" and i + 1 < len(argv):
-            return argv[i + 1].decode().removeprefix("decathlon.emulators.")
+            module = argv[i + 1].decode().removeprefix("decathlon.emulators.")
+            if module == "kit.forkserver":  # a forked emulator keeps its forkserver's command line, not its name
+                comm = Path(f"/proc/{pid}/comm").read_text().strip() if Path(f"/proc/{pid}/comm").exists() else ""
+                return "forkserver" if not comm or comm.startswith("python") else comm
+            return module
     return Path(argv[0].decode() or "?").name
 
 
@@ -582,9 +586,10 @@ def row(metric: str, via: str, values: list[float], target: float | None) -> dic
 
 
 # An episode's front starts only what its task uses: a Google Cloud task gets the first three, a Snowflake one
-# the front and Snowflake; the load here has all of them up at once.
-EPISODES = {"all (this load)": None, "Google Cloud task": ("front", "gcp", "gcplogging"),
-            "Snowflake task": ("front", "snowflake")}
+# the front and Snowflake; the load here has all of them up at once. The front's forkserver counts to each (its
+# children share its pages until they write them, so VmRSS summed over them counts the shared ones twice).
+EPISODES = {"all (this load)": None, "Google Cloud task": ("front", "forkserver", "gcp", "gcplogging"),
+            "Snowflake task": ("front", "forkserver", "snowflake")}
 
 
 def report(start: dict, load: dict, args: argparse.Namespace) -> dict:

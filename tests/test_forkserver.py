@@ -46,6 +46,7 @@ def test_a_forked_emulator_serves_as_the_spawned_one_and_ends_on_sigterm_with_0(
             line = (await asyncio.wait_for(proc.stdout.readline(), BOUND)).decode()
             assert line.startswith("ready workspace "), line
             port = json.loads(line.split(" ", 2)[2])["http"]
+            assert Path(f"/proc/{proc.pid}/comm").read_text().strip() == "workspace"  # what ps and top show
             req = urllib.request.Request(f"http://127.0.0.1:{port}/drive/v3/files/nope",
                                          headers={"Authorization": "Bearer t"})
             try:

@@ -90,6 +90,17 @@ def _read_request(conn: socket.socket) -> tuple[dict, list[int]]:
         raise
 
 
+def _name_process(name: str) -> None:
+    """A forked emulator keeps the forkserver's command line; its name (what `ps`, `top` and /proc/PID/comm show) says
+    which emulator it is."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):  # not Linux: the name is only a convenience
+        pass
+
+
 def _child(emulator: Emulator, argv: list[str], env: dict[str, str], out: int, err: int) -> None:
     """Never returns: a forked child must not fall back into the forkserver's loop."""
     code = runtime.FAILED
@@ -106,6 +117,7 @@ def _child(emulator: Emulator, argv: list[str], env: dict[str, str], out: int, e
         os.environ.clear()
         os.environ.update(env)
         sys.argv = [f"decathlon.emulators.{emulator.name}", *argv]
+        _name_process(emulator.name)
         code = runtime.main(emulator, argv)
     except SystemExit as exc:  # argparse's usage error: exit 2, as the spawned command would
         code = exc.code if isinstance(exc.code, int) else runtime.FAILED

@@ -15,7 +15,6 @@ from pathlib import Path
 from decathlon.emulators.kit import forked, spawn
 from decathlon.emulators.kit.forked import Forked, ForkServer, ForkServerError
 
-START_TIMEOUT = spawn.START_TIMEOUT
 LOG_TAIL = 1500
 
 

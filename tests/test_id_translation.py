@@ -217,3 +217,20 @@ def test_an_opaque_id_is_replaced_wherever_a_later_call_names_it():
     u.learn(json.dumps({"eventId": "a1b2c3d4e5f6g7h8i9j0k1"}), json.dumps({"eventId": "z9y8x7w6v5u4t3s2r1q0p0"}))
     u.learn(json.dumps({"eventId": "a1b2c3d4e5f6g7h8i9j0k1"}), json.dumps({"eventId": "m9y8x7w6v5u4t3s2r1q0p0"}))
     assert not u.active and "a1b2c3d4e5f6g7h8i9j0k1" in u.opaque_conflicts
+
+
+def test_an_opaque_id_shown_only_inside_a_link_is_learnt_from_it():
+    """woocommerce-product-recall (deepseek's run): the agent copied the form's published link, whose id Google shows
+    only inside `responderUri`, into its report; re-executed, the report names the live form's page."""
+    rec_pub, live_pub = "1FAIpQLSfcno05qm0fZ0JzOChzAiHtJILWlJLoAwk_Cqa5cGm1Ebc9Sg", "1FAIpQLSZPmsWx5Pk-Uhfl5AKGn0MIVVzM-XWiAv"
+    link = "https://docs.google.com/forms/d/e/{}/viewform"
+    t = IdTranslator()
+    t.learn(_item(json.dumps({"formId": "same", "responderUri": link.format(rec_pub)})),
+            json.dumps({"formId": "same", "responderUri": link.format(live_pub)}), "google_forms-get_form")
+    report = json.dumps({"path": "r.json", "content": json.dumps({"form_url": link.format(rec_pub)})})
+    assert link.format(live_pub) in json.loads(json.loads(t.translate_arguments(report))["content"])["form_url"]
+    # links that differ in more than an opaque id teach nothing
+    u = IdTranslator()
+    u.learn(json.dumps({"url": f"https://a.example/x/{rec_pub}/edit"}), json.dumps({"url": f"https://a.example/y/{live_pub}/view"}))
+    u.learn(json.dumps({"url": "https://a.example/page/1"}), json.dumps({"url": "https://a.example/page/2"}))
+    assert not u.active

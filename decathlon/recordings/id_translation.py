@@ -15,7 +15,8 @@ name made unique by a random hex suffix (a bucket `reports-7b6c349200a5`, made a
 an opaque token an answer hands out for a later call to echo (`validation_token`) is translated like an
 id. An opaque id (Google's: a form's `formId`, a spreadsheet's, a calendar event's, random letters and digits) is
 unique on its own, so it is replaced wherever a later call names it, like a saved name: the link the agent wrote into
-a file (`https://docs.google.com/forms/d/<formId>/viewform`) names the live form.
+a file (`https://docs.google.com/forms/d/<formId>/viewform`) names the live form. Such an id is also learnt from two
+links that differ only in it, whatever their key (a form's `responderUri`, `…/forms/d/e/<published id>/viewform`).
 
 Published runs mask some identifiers (a project id shown as `t********n` in every answer, then typed so by the
 model into its SQL): such a mask is learnt like a name, from the live answer that shows a value where the
@@ -48,6 +49,8 @@ _NATURAL_KEYS = ("name", "title", "login_id", "email", "sku", "slug", "subject",
                  "display_name", "sortable_name", "filename", "username", "question_text", "text")
 _TEXT_ID = re.compile(r"\b([A-Za-z_ ]*?(?:ID|Id|id))\s*[:=#]\s*(\d+)\b")
 _MAX_DEPTH = 40
+# A link's parts, between the characters that delimit them (an id is one whole part).
+_LINK_PARTS = re.compile(r"[/?&=#.:]")
 # An answer too long to show is saved under a name of its own (decathlon/sandbox/toolfmt.py); the code a
 # recorded agent wrote to read it names the recorded file.
 _SAVED_AS = re.compile(r"shortuuid identifier: ([A-Za-z0-9]+)\)")
@@ -318,6 +321,9 @@ class IdTranslator:
             a, b = _token_value(rec), _token_value(cur)
             if a is not None and b is not None:
                 self._pair(a, b, None)
+        elif isinstance(rec, str) and isinstance(cur, str) and rec != cur and "://" in rec:
+            for a, b in _link_ids(rec, cur):
+                self._pair_opaque(a, b)
 
     def _pair_opaque(self, rec: str, cur: str) -> None:
         if rec == cur or rec in self.opaque_conflicts:
@@ -393,6 +399,22 @@ class IdTranslator:
 
 def _opaque(value: object) -> bool:
     return isinstance(value, str) and _OPAQUE_ID.fullmatch(value) is not None
+
+
+def _link_ids(rec: str, live: str) -> list[tuple[str, str]]:
+    """The opaque ids two links differ in, where they differ in nothing else: a form's `responderUri`
+    (`…/forms/d/e/<published id>/viewform`) names an id no answer shows under an id key, and an agent copies it."""
+    a, b = _LINK_PARTS.split(rec), _LINK_PARTS.split(live)
+    if len(a) != len(b):
+        return []
+    pairs = []
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        if not (_opaque(x) and _opaque(y)):
+            return []
+        pairs.append((x, y))
+    return pairs
 
 
 def _aligned(rec: str, live: str, start: int, end: int) -> str | None:

@@ -3,7 +3,8 @@
 
 1. service start: `python -m decathlon.emulators` for mail, canvas and woocommerce together (what setup
    waits for), from spawn to its `ready` line; and each service alone.
-2. emulator requests: p50/p95 of keep-alive GETs and POSTs against Canvas and WooCommerce on loopback.
+2. emulator requests: p50/p95 of keep-alive GETs and POSTs against Canvas and WooCommerce on loopback, and of
+   IMAP SELECT and APPEND (imaplib, as emails-mcp imports a task's messages) and SMTP sends against mail.
 3. episode setup of real Canvas and WooCommerce tasks, their real preprocess included (`task-api setup`
    with a private network namespace, as the local backend runs it), with TOOLATHLON_ROOT set; benchflow
    publishes 84 s (canvas-list-test) and 143 s (woocommerce-update-cover) with sidecar containers.
@@ -14,8 +15,10 @@ Needs root (a network namespace per trial, so the fixed ports never meet the hos
 from __future__ import annotations
 
 import argparse
+import imaplib
 import json
 import os
+import smtplib
 import statistics
 import subprocess
 import sys
@@ -61,6 +64,12 @@ def bench_start(runs: int) -> dict:
     return out
 
 
+def _percentiles(times: list[float]) -> dict:
+    times = sorted(times)
+    return {"p50_ms": round(times[len(times) // 2], 3), "p95_ms": round(times[int(len(times) * 0.95)], 3),
+            "n": len(times)}
+
+
 def _timed(client: httpx.Client, n: int, method: str, url: str, **kw) -> dict:
     times = []
     for _ in range(n):
@@ -69,17 +78,42 @@ def _timed(client: httpx.Client, n: int, method: str, url: str, **kw) -> dict:
         times.append((time.perf_counter() - t) * 1000)
         if r.status_code >= 400:
             raise SystemExit(f"{method} {url}: {r.status_code} {r.text[:200]}")
-    times.sort()
-    return {"p50_ms": round(times[len(times) // 2], 3), "p95_ms": round(times[int(len(times) * 0.95)], 3), "n": n}
+    return _percentiles(times)
+
+
+def _timed_call(n: int, call) -> dict:
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t) * 1000)
+    return _percentiles(times)
+
+
+def bench_mail(user: dict, n: int) -> dict:
+    """IMAP and SMTP on the fixed ports, as the tasks' clients speak them (a 4 KB message)."""
+    message = (f"From: {user['email']}\r\nTo: {user['email']}\r\nSubject: bench\r\n\r\n" + "line\r\n" * 700).encode()
+    out = {}
+    imap = imaplib.IMAP4("127.0.0.1", 1143, timeout=10)
+    try:
+        imap.login(user["email"], user["password"])
+        out["mail IMAP SELECT INBOX"] = _timed_call(n, lambda: imap.select("INBOX"))
+        out["mail IMAP APPEND 4 KB"] = _timed_call(n, lambda: imap.append("INBOX", "\\Seen", None, message))
+    finally:
+        imap.logout()
+    with smtplib.SMTP("127.0.0.1", 1587, timeout=10) as smtp:
+        smtp.login(user["email"], user["password"])
+        out["mail SMTP send 4 KB"] = _timed_call(n, lambda: smtp.sendmail(user["email"], [user["email"]], message))
+    return out
 
 
 def bench_requests(n: int) -> dict:
     users = json.loads((PACK / "configs" / "users_data.json").read_text())["users"]
     u = users[0]
     with tempfile.TemporaryDirectory() as tmp:
-        proc, _ = start_services("canvas,woocommerce", Path(tmp))
+        proc, _ = start_services("mail,canvas,woocommerce", Path(tmp))
         try:
-            out = {}
+            out = bench_mail(u, n // 10)
             with httpx.Client(timeout=10) as c:
                 canvas = "http://127.0.0.1:10001/api/v1"
                 admin = {"Authorization": "Bearer mcpcanvasadmintoken1"}

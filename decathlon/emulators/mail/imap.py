@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import socket
 from argparse import Namespace
 from collections.abc import Callable
 from contextlib import AsyncExitStack, closing
@@ -147,8 +148,32 @@ class DovecotIMAPServer(IMAPServer):
             self._connections.discard(writer)
 
 
+class _QuickAckProtocol(asyncio.StreamReaderProtocol):
+    """Acknowledges each segment at once. A client with Nagle's algorithm on (imaplib's) sends an APPEND's literal
+    and its closing CRLF as two writes, the second held until the literal is acknowledged, and Linux delays that
+    acknowledgement by 40 ms: every appended message cost 45 ms (a preprocess importing 18 messages, 0.8 s)."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._sock = transport.get_extra_info("socket")
+        super().connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        # The kernel leaves quick-ack mode by itself, so it is asked for again after every read.
+        if self._sock is not None and hasattr(socket, "TCP_QUICKACK"):
+            try:
+                self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+            except OSError:
+                pass
+        super().data_received(data)
+
+
 async def serve_imap(login: Any, config: MailConfig, host: str, port: int,
                      connections: set[asyncio.StreamWriter]) -> asyncio.AbstractServer:
     server = DovecotIMAPServer(login, config, connections)
     callback = ProxyProtocolReader(config.proxy_protocol).get_callback(server)
-    return await asyncio.start_server(callback, host, port)
+    loop = asyncio.get_running_loop()
+
+    def protocol() -> _QuickAckProtocol:  # what asyncio.start_server makes, quick-acking
+        return _QuickAckProtocol(asyncio.StreamReader(loop=loop), callback, loop=loop)
+
+    return await loop.create_server(protocol, host, port)

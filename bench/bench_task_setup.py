@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PARTS = ("setup", "services", "preprocess", "servers", "evaluate")
+PARTS = ("setup", "services", "preprocess", "servers", "preflight", "evaluate")
 
 
 def one(task: str, source: str, timeout: float) -> dict[str, float]:

@@ -39,7 +39,8 @@ def test_oracle_scores_one(task, tmp_path):
     assert r["infra_error"] is None, r["infra_error"]
     assert r["reward"] == 1.0 and r["pass"] is True and r["status"] == "passed" and r["agent_status"] == "success"
     assert {"acquire", "setup", "agent", "evaluate", "release"} <= set(r["timings"])
-    assert set(r["timings"]) - {"acquire", "setup", "agent", "evaluate", "release"} <= {"services", "preprocess", "servers"}
+    setup_steps = {"services", "preprocess", "servers", "preflight"}
+    assert set(r["timings"]) - {"acquire", "setup", "agent", "evaluate", "release"} <= setup_steps
     art = tmp_path / "out" / task
     traj = json.loads((art / "traj_log.json").read_text())
     assert traj["status"] == "success" and traj["messages"][0]["role"] == "system"

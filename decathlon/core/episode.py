@@ -56,7 +56,8 @@ class EpisodeConfig:
 # What one episode leaves: the result.json model, shared with the verifiers harness.
 EpisodeResult = EpisodeRecord
 # Setup's own steps, kept beside its total in the episode's timings (the reply's names → ours).
-SETUP_STEPS = {"services_start": "services", "preprocess": "preprocess", "servers": "servers"}
+SETUP_STEPS = {"services_start": "services", "preprocess": "preprocess", "servers": "servers",
+               "preflight_wait": "preflight"}
 
 
 class _Timer:

@@ -148,6 +148,9 @@ class DovecotIMAPServer(IMAPServer):
             self._connections.discard(writer)
 
 
+_TCP_QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
+
+
 class _QuickAckProtocol(asyncio.StreamReaderProtocol):
     """Acknowledges each segment at once. A client with Nagle's algorithm on (imaplib's) sends an APPEND's literal
     and its closing CRLF as two writes, the second held until the literal is acknowledged, and Linux delays that
@@ -158,10 +161,11 @@ class _QuickAckProtocol(asyncio.StreamReaderProtocol):
         super().connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        # The kernel leaves quick-ack mode by itself, so it is asked for again after every read.
-        if self._sock is not None and hasattr(socket, "TCP_QUICKACK"):
+        # The kernel leaves quick-ack mode by itself, so it is asked for again after every read. Where it cannot
+        # be (not Linux, a closing socket), the client only waits for the delayed acknowledgement, as before.
+        if self._sock is not None and _TCP_QUICKACK is not None:
             try:
-                self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+                self._sock.setsockopt(socket.IPPROTO_TCP, _TCP_QUICKACK, 1)
             except OSError:
                 pass
         super().data_received(data)

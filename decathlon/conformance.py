@@ -90,6 +90,10 @@ async def check_parallel(backend: Backend, source: Path, tasks: list[str]) -> No
     _require(all(e is None and reward == 1.0 for _, e, reward in got), "parallel episodes", got)
 
 
+# How long a backend may take to stop a command at its 2 s timeout.
+EXEC_TIMEOUT_BOUND = 15
+
+
 async def check_exec_timeout(backend: Backend, source: Path, task: str) -> None:
     """A command over its timeout is stopped within bounds (exec_timeout), and the sandbox still answers."""
     box = await backend.acquire(spec(task, source))
@@ -97,14 +101,15 @@ async def check_exec_timeout(backend: Backend, source: Path, task: str) -> None:
         loop = asyncio.get_running_loop()
         start = loop.time()
         try:
-            # Just longer than the 15 s bound below: a backend that ignores the timeout is caught either way,
-            # and the check costs no more wall time than that.
-            await box.exec(["sleep", "16"], timeout=2)
+            # Just longer than the bound below: a backend that ignores the timeout is caught either way, and the
+            # check costs no more wall time than that.
+            await box.exec(["sleep", str(EXEC_TIMEOUT_BOUND + 1)], timeout=2)
         except InfraError as exc:
             _require(exc.kind == Kind.EXEC_TIMEOUT, "exec timeout", f"raised {exc.kind} instead of exec_timeout")
         else:
-            raise NonConformance("exec timeout: `sleep 16` with a 2 s timeout returned")
-        _require(loop.time() - start < 15, "exec timeout", f"took {loop.time() - start:.1f} s to stop a 2 s command")
+            raise NonConformance(f"exec timeout: `sleep {EXEC_TIMEOUT_BOUND + 1}` with a 2 s timeout returned")
+        _require(loop.time() - start < EXEC_TIMEOUT_BOUND, "exec timeout",
+                 f"took {loop.time() - start:.1f} s to stop a 2 s command")
         res = await box.exec(["echo", "still here"], timeout=30)
         _require(res.exit_code == 0 and res.stdout.strip() == "still here", "exec timeout",
                  f"the sandbox did not answer after the timeout: {res}")

@@ -74,8 +74,10 @@ def test_same_rewards_and_tool_outputs_as_local(backend, task, tmp_path):
     asyncio.run(checks.check_same_as(backend, MINI, task, _LOCAL_RUNS[task], tmp_path / "here"))
 
 
-def test_the_shipped_checker_names_what_breaks(tmp_path):
+def test_the_shipped_checker_names_what_breaks(tmp_path, monkeypatch):
     """check_backend on a backend whose exec ignores short timeouts: that check is named, the others hold."""
+    # The ignored command runs to its end: a 5 s bound makes it `sleep 6`, not the shipped `sleep 16`.
+    monkeypatch.setattr(checks, "EXEC_TIMEOUT_BOUND", 5)
     class IgnoresTimeouts(LocalBackend):
         async def acquire(self, spec):
             box = await super().acquire(spec)

@@ -59,9 +59,10 @@ def base_dir() -> Path:
 _zygote: tuple[subprocess.Popen, str] | None = None
 
 
-def zygote_socket() -> str | None:
+def zygote_socket() -> tuple[str, str] | None:
     """This process's zygote (decathlon.sandbox.zygote), started on first use: it forks episode daemons with the
-    MCP SDK already loaded. Until it is ready, setup starts daemons the ordinary way."""
+    MCP SDK already loaded. Its socket and pid: until it is ready, setup waits for it while it lives
+    (decathlon.sandbox.setup._zygote_connection)."""
     global _zygote
     if os.environ.get("DECATHLON_LOCAL_ZYGOTE", "1") == "0":
         return None
@@ -73,7 +74,7 @@ def zygote_socket() -> str | None:
                                 env=sandbox_env())
         _zygote = (proc, path)
         atexit.register(_stop_zygote, proc, path)
-    return _zygote[1]
+    return _zygote[1], str(_zygote[0].pid)
 
 
 def _stop_zygote(proc: subprocess.Popen, path: str) -> None:
@@ -163,7 +164,7 @@ class LocalSandbox:
         env = self._env()
         zygote = zygote_socket()
         if zygote:
-            env["TASK_API_ZYGOTE"] = zygote
+            env["TASK_API_ZYGOTE"], env["TASK_API_ZYGOTE_PID"] = zygote
         start = time.monotonic()
 
         async def feed(pipe: asyncio.StreamWriter | None) -> None:

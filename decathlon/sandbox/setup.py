@@ -35,6 +35,9 @@ from decathlon.sandbox.users import Users
 PREPROCESS_TIMEOUT = float(os.environ.get("DECATHLON_PREPROCESS_TIMEOUT", "600"))
 # Folders Toolathlon prepares in the workspace for servers that keep state there.
 SERVER_FOLDERS = {"arxiv_local": "arxiv_local_storage", "memory": "memory"}
+# How long setup waits for a zygote that is still importing before it starts its daemon itself (it imports
+# in about a second; a loaded machine may take several).
+ZYGOTE_WAIT = 20.0
 
 
 def resolve_source(raw: str | None) -> Path:
@@ -217,21 +220,45 @@ class DaemonHandle:
             self.proc.wait()
 
 
+def _zygote_connection(path: str) -> socket.socket | None:
+    """A connection to the zygote at `path`, or None (start the daemon the ordinary way). A zygote still
+    importing (TASK_API_ZYGOTE_PID names it: the local backend starts it on first use) is waited for, while it
+    lives and for at most ZYGOTE_WAIT: a daemon spawned meanwhile would import the same modules again (~0.8 s of
+    CPU, per episode that starts before the zygote is ready), on a host whose episodes already share its cores."""
+    try:
+        starting = int(os.environ.get("TASK_API_ZYGOTE_PID", ""))
+    except ValueError:
+        starting = 0
+    deadline = time.monotonic() + ZYGOTE_WAIT
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(30)
+        try:
+            conn.connect(path)
+            return conn
+        except (FileNotFoundError, ConnectionRefusedError):  # not bound yet, or bound but not listening yet
+            conn.close()
+        except OSError:
+            conn.close()
+            return None
+        if starting <= 1 or not alive(starting) or time.monotonic() > deadline:
+            return None
+        time.sleep(0.01)
+
+
 def _spawn_daemon(home: Home) -> DaemonHandle:
     """Start the daemon first: it loads the MCP SDK (most of its start-up) while setup prepares the
     workspace and runs preprocess, then waits for its spec."""
     home.ready.unlink(missing_ok=True)
     zygote = os.environ.get("TASK_API_ZYGOTE")
-    if zygote and os.path.exists(zygote):
+    conn = _zygote_connection(zygote) if zygote else None
+    if conn is not None:
         try:
-            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            conn.settimeout(30)
-            conn.connect(zygote)
             conn.sendall(json.dumps({"home": str(home.root), "env": dict(os.environ)}).encode() + b"\n")
             pid = json.loads(conn.makefile("rb").readline())["pid"]
             return DaemonHandle(pid, conn.makefile("wb"))
         except (OSError, ValueError, KeyError):
-            pass  # a zygote that is gone or confused: start the daemon the ordinary way
+            conn.close()  # a zygote that is gone or confused: start the daemon the ordinary way
     with open(home.daemon_log, "ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", "decathlon.sandbox.daemon", "--home", str(home.root)],
                                 stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True,

@@ -5,8 +5,9 @@ They pin different `mcp` versions from ours and from each other, so each gets an
 under $DECATHLON_SERVERS_DIR (default: .servers/ in the checkout), built from the exact pins in
 ci/servers/<name>.txt, by uv (several at once, no ensurepip, files linked from uv's cache) from the
 machine's wheelhouse (decathlon/checkout/wheelhouse.py: PyPI once per machine, then no index). A stamp of
-those pins makes a second run instant (and offline). `install_servers.py NAME...` installs only those
-(the image builds each server in a stage of its own).
+those pins makes a second run instant (and offline). Each venv is built once per machine, in a cache beside the
+wheelhouse keyed by that stamp, and a clone gets a hard-linked copy of it (venv_cache, link_copy).
+`install_servers.py NAME...` installs only those (the image builds each server in a stage of its own).
 
 It also installs the HTTP record/replay shim (vcrpy and its dependencies, pinned in
 ci/http-shim.txt) as a plain directory, $DECATHLON_SERVERS_DIR/_http, that decathlon/sandbox/http's
@@ -123,6 +124,57 @@ def up_to_date(pins: Path, dest: Path, python: str | None) -> bool:
     return python is not None and stamp.is_file() and stamp.read_text().strip() == stamp_of(pins, python)
 
 
+def build(pins: Path, dest: Path, python: str, uv: str, env: dict[str, str]) -> None:
+    # uv: no ensurepip, no pip in the venv (nothing here installs into it later), files linked from uv's cache.
+    shutil.rmtree(dest, ignore_errors=True)
+    run([uv, "venv", "--quiet", "--python", python, str(dest)], env)
+    run([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(dest / "bin" / "python"), "--no-deps",
+         *resolve_as(python), "-r", str(pins)], env)
+    (dest / ".pins-sha256").write_text(stamp_of(pins, python))
+
+
+def venv_cache() -> Path | None:
+    """Where built server venvs are kept for every clone on this machine ($DECATHLON_SERVER_VENVS, else beside the
+    wheelhouse: $XDG_CACHE_HOME/decathlon/server-venvs; `0` turns it off). Not in an image's build, whose stages
+    are its cache."""
+    named = os.environ.get("DECATHLON_SERVER_VENVS")
+    if named == "0" or os.environ.get("UV_FIND_LINKS"):
+        return None
+    if named:
+        return Path(named)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "decathlon" / "server-venvs"
+
+
+BUILT_AT = ".built-at"
+
+
+def link_copy(built: Path, dest: Path) -> None:
+    """`dest` as a copy of the venv `built`, its files hard links (a copy where the two are on different file
+    systems): a fresh clone gets every server in a second instead of installing and compiling each (about a
+    minute of two cores). The scripts in bin/ name their interpreter by its absolute path: those few are written
+    anew for `dest`, never edited through a link."""
+    fresh = dest.with_name(f".{dest.name}.{os.getpid()}")
+    shutil.rmtree(fresh, ignore_errors=True)
+    old = (built / BUILT_AT).read_bytes()  # the folder uv wrote the scripts for (renamed into the cache since)
+    try:
+        subprocess.run(["cp", "-al", str(built), str(fresh)], check=True, capture_output=True, timeout=300)
+    except subprocess.CalledProcessError:
+        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.copytree(built, fresh, symlinks=True)
+    new = str(dest).encode()
+    for script in sorted((fresh / "bin").iterdir()):
+        if script.is_symlink() or not script.is_file():
+            continue
+        data = script.read_bytes()
+        if old in data:
+            mode = script.stat().st_mode
+            script.unlink()
+            script.write_bytes(data.replace(old, new))
+            script.chmod(mode)
+    shutil.rmtree(dest, ignore_errors=True)
+    fresh.rename(dest)
+
+
 def install(name: str, pins: Path, dest: Path, uv: str, env: dict[str, str]) -> bool:
     python, need = server_python(pins)
     if python is None:
@@ -133,15 +185,29 @@ def install(name: str, pins: Path, dest: Path, uv: str, env: dict[str, str]) -> 
         return False
     if up_to_date(pins, dest, python):
         return False
-    print(f"installing MCP server {name!r} into {dest} …", flush=True)
     began = time.monotonic()
-    # uv: no ensurepip, no pip in the venv (nothing here installs into it later), files linked from uv's cache.
-    shutil.rmtree(dest, ignore_errors=True)
-    run([uv, "venv", "--quiet", "--python", python, str(dest)], env)
-    run([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(dest / "bin" / "python"), "--no-deps",
-         *resolve_as(python), "-r", str(pins)], env)
-    (dest / ".pins-sha256").write_text(stamp_of(pins, python))
-    print(f"installed MCP server {name!r} in {time.monotonic() - began:.1f} s", flush=True)
+    cache = venv_cache()
+    if cache is None:
+        print(f"installing MCP server {name!r} into {dest} …", flush=True)
+        build(pins, dest, python, uv, env)
+        print(f"installed MCP server {name!r} in {time.monotonic() - began:.1f} s", flush=True)
+        return True
+    built = cache / f"{name}-{stamp_of(pins, python)[:16]}"
+    if not up_to_date(pins, built, python):
+        print(f"installing MCP server {name!r} into {built} …", flush=True)
+        cache.mkdir(parents=True, exist_ok=True)
+        # Built aside and renamed in: another clone's run reading the cache never sees half a venv.
+        fresh = cache / f".{built.name}.{os.getpid()}"
+        build(pins, fresh, python, uv, env)
+        (fresh / BUILT_AT).write_text(str(fresh))
+        try:
+            fresh.rename(built)
+        except OSError:  # built meanwhile by another run: the same pins, the same venv
+            shutil.rmtree(fresh, ignore_errors=True)
+            if not up_to_date(pins, built, python):
+                raise RuntimeError(f"{built} is there but holds no venv of these pins: remove it") from None
+    link_copy(built, dest)
+    print(f"installed MCP server {name!r} in {time.monotonic() - began:.1f} s (from {built})", flush=True)
     return True
 
 
@@ -159,6 +225,7 @@ def add_project(pins: Path, dest: Path) -> None:
     for site in sorted(dest.glob("lib/python3*/site-packages")):
         pth = site / PROJECT_PTH
         if not pth.is_file() or pth.read_text().strip() != str(ROOT):
+            pth.unlink(missing_ok=True)  # written anew: never through a link into the machine's cached venv
             pth.write_text(f"{ROOT}\n")
 
 

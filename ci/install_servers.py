@@ -148,6 +148,11 @@ def venv_cache() -> Path | None:
 BUILT_AT = ".built-at"
 
 
+def cached(pins: Path, built: Path, python: str) -> bool:
+    """A venv of these pins in the cache, with the note of where uv built it (link_copy needs it)."""
+    return up_to_date(pins, built, python) and (built / BUILT_AT).is_file()
+
+
 def link_copy(built: Path, dest: Path) -> None:
     """`dest` as a copy of the venv `built`, its files hard links (a copy where the two are on different file
     systems): a fresh clone gets every server in a second instead of installing and compiling each (about a
@@ -187,15 +192,21 @@ def install(name: str, pins: Path, dest: Path, uv: str, env: dict[str, str]) -> 
         return False
     began = time.monotonic()
     cache = venv_cache()
+    if cache is not None:
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"the server venv cache {cache} cannot be made ({exc.strerror}): building {name!r} in the clone",
+                  flush=True)
+            cache = None
     if cache is None:
         print(f"installing MCP server {name!r} into {dest} …", flush=True)
         build(pins, dest, python, uv, env)
         print(f"installed MCP server {name!r} in {time.monotonic() - began:.1f} s", flush=True)
         return True
     built = cache / f"{name}-{stamp_of(pins, python)[:16]}"
-    if not up_to_date(pins, built, python):
+    if not cached(pins, built, python):
         print(f"installing MCP server {name!r} into {built} …", flush=True)
-        cache.mkdir(parents=True, exist_ok=True)
         # Built aside and renamed in: another clone's run reading the cache never sees half a venv.
         fresh = cache / f".{built.name}.{os.getpid()}"
         build(pins, fresh, python, uv, env)
@@ -204,7 +215,7 @@ def install(name: str, pins: Path, dest: Path, uv: str, env: dict[str, str]) -> 
             fresh.rename(built)
         except OSError:  # built meanwhile by another run: the same pins, the same venv
             shutil.rmtree(fresh, ignore_errors=True)
-            if not up_to_date(pins, built, python):
+            if not cached(pins, built, python):
                 raise RuntimeError(f"{built} is there but holds no venv of these pins: remove it") from None
     link_copy(built, dest)
     print(f"installed MCP server {name!r} in {time.monotonic() - began:.1f} s (from {built})", flush=True)
